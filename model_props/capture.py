@@ -1,0 +1,117 @@
+"""One forward pass -> the residual-stream state after every unit, and each unit's branch and skip.
+
+Reads every :class:`~model_props.anatomy.Tap` of an :class:`~model_props.anatomy.Anatomy` with forward
+hooks, then turns tokens (B, N, C) into maps (B, C, h, w): prefix (CLS/distillation) tokens are dropped
+(kept apart in ``*_prefix``) and the rest reshaped row-major, as in Park & Kim's analysis code. NHWC maps
+(Swin) are permuted to NCHW. Hooks are removed even when the forward pass raises.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from .anatomy import Anatomy, Tap
+from .errors import AnatomyError
+from .zoo.registry import check_finite
+from .zoo.wrapper import Classifier
+
+__all__ = ["Capture", "capture", "to_map"]
+
+
+@dataclass
+class Capture:
+    """Tensors of one batch, keyed by unit name. Maps are (B, C, h, w); prefixes (B, P, C)."""
+
+    logits: torch.Tensor
+    states: dict[str, torch.Tensor] = field(default_factory=dict)
+    branches: dict[str, torch.Tensor] = field(default_factory=dict)
+    skips: dict[str, torch.Tensor] = field(default_factory=dict)
+    state_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
+    branch_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
+    skip_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+def to_map(t: torch.Tensor, tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(map (B, C, h, w), prefix tokens (B, P, C) or None) for a tensor read at ``tap``."""
+    layout = tap.layout
+    if layout == "tokens_or_nhwc":
+        layout = "tokens" if t.ndim == 3 else "nhwc"
+    expected = 3 if layout == "tokens" else 4
+    if t.ndim != expected:
+        raise AnatomyError(f"tap {tap.module} ({tap.where}) gave shape {tuple(t.shape)}; layout {layout!r} needs {expected} dims")
+    if layout == "nchw":
+        return t, None
+    if layout == "nhwc":
+        return t.permute(0, 3, 1, 2), None
+    prefix = t[:, : tap.prefix_tokens] if tap.prefix_tokens else None
+    spatial = t[:, tap.prefix_tokens :]
+    b, n, c = spatial.shape
+    h = math.isqrt(n)
+    if h * h != n:
+        raise AnatomyError(f"tap {tap.module}: {n} spatial tokens do not form a square grid (prefix_tokens={tap.prefix_tokens})")
+    return spatial.transpose(1, 2).reshape(b, c, h, h), prefix
+
+
+def _resolve(model: nn.Module, path: str) -> nn.Module:
+    root, _, rest = path.partition(".")
+    base = model if isinstance(model, Classifier) else None
+    if base is None:  # a bare network: its paths start at "net"
+        return model.get_submodule(rest) if rest else model
+    return base.get_submodule(path)
+
+
+def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool = True, grad: bool = False) -> Capture:
+    """Run ``model(x)`` once and return every unit's state (and, if asked, branch and skip)."""
+    taps: set[Tap] = set()
+    for u in anat.spatial_units:
+        taps.add(u.output)
+        if branches:
+            taps.update(t for t in (u.branch, u.skip) if t is not None)
+    keys = {(t.module, t.where) for t in taps}
+    seen: dict[tuple[str, str], list] = {k: [] for k in keys}
+    handles = []
+
+    def record(key):
+        def pre(_m, args):
+            seen[key].append(args[0])
+
+        def post(_m, _args, out):
+            seen[key].append(out)
+
+        return pre if key[1] == "input" else post
+
+    try:
+        for key in keys:
+            mod = _resolve(model, key[0])
+            hook = record(key)
+            handles.append(mod.register_forward_pre_hook(hook) if key[1] == "input" else mod.register_forward_hook(hook))
+        with torch.set_grad_enabled(grad):
+            logits = model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    check_finite(logits, f"model {getattr(model, 'name', type(model).__name__)!r} logits")
+    out = Capture(logits=logits)
+
+    def read(tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
+        values = seen[(tap.module, tap.where)]
+        if len(values) != 1:
+            raise AnatomyError(f"module {tap.module!r} ran {len(values)} times in one forward pass; expected once")
+        t = values[0]
+        if tap.item is not None:
+            t = t[tap.item]
+        return to_map(t, tap)
+
+    for u in anat.spatial_units:
+        out.states[u.name], p = read(u.output)
+        if p is not None:
+            out.state_prefix[u.name] = p
+        if branches and u.branch is not None and u.skip is not None:
+            out.branches[u.name], bp = read(u.branch)
+            out.skips[u.name], sp = read(u.skip)
+            if bp is not None:
+                out.branch_prefix[u.name], out.skip_prefix[u.name] = bp, sp
+    return out

@@ -1,0 +1,173 @@
+"""Datasets as in-memory uint8 tensors: the procedural default, CIFAR-10/100 and ImageFolder trees.
+
+Every dataset is a pair of :class:`Split` (uint8 images (N, 3, H, W), int64 labels) so that training and
+measurements batch by slicing, with no per-sample Python on the hot path. Images are scaled to [0, 1] at
+use; normalisation lives inside the model wrapper.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..cache import atomic_write, entry_lock
+from ..errors import DatasetError, choices
+from .deadleaves import SHAPES, DeadLeavesConfig, render_dead_leaves
+
+__all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "DATASETS", "DEFAULT_DATASET"]
+
+DEFAULT_DATASET = "deadleaves"
+DATASETS = ("deadleaves", "cifar10", "cifar100", "folder:PATH")
+DEADLEAVES_SIZES = {"train": 12_000, "test": 2_000}
+
+
+@dataclass(frozen=True)
+class Split:
+    images: torch.Tensor  # uint8 (N, 3, H, W)
+    labels: torch.Tensor  # int64 (N,)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def batch(self, index: torch.Tensor | slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """Images in [0, 1] as float32 and their labels."""
+        return self.images[index].float().div_(255.0), self.labels[index]
+
+
+@dataclass(frozen=True)
+class ImageDataset:
+    name: str
+    classes: tuple[str, ...]
+    train: Split
+    test: Split
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def image_size(self) -> int:
+        return int(self.train.images.shape[-1])
+
+
+def class_balanced_subset(split: Split, fraction: float, seed: int) -> Split:
+    """The same random ``fraction`` of every class (at least one image each), in a seeded order."""
+    if not 0.0 < fraction <= 1.0:
+        raise DatasetError(f"subset fraction={fraction} must be in (0, 1]")
+    if fraction == 1.0:
+        return split
+    gen = torch.Generator().manual_seed(seed)
+    keep = []
+    for cls in torch.unique(split.labels):
+        idx = torch.nonzero(split.labels == cls).flatten()
+        n = max(1, round(fraction * len(idx)))
+        keep.append(idx[torch.randperm(len(idx), generator=gen)[:n]])
+    index = torch.sort(torch.cat(keep)).values
+    return Split(split.images[index], split.labels[index])
+
+
+def _deadleaves(cache_dir: Path, seed: int) -> ImageDataset:
+    config = DeadLeavesConfig()
+    key = hashlib.sha256(repr((config, DEADLEAVES_SIZES)).encode()).hexdigest()[:10]
+    path = cache_dir / "data" / f"deadleaves-s{seed}-{key}.npz"
+    with entry_lock(path):
+        arrays = _read_npz(path)
+        if arrays is None:
+            arrays = {}
+            for i, (split, n) in enumerate(DEADLEAVES_SIZES.items()):
+                labels = np.random.default_rng([seed, i]).permutation(np.arange(n) % len(SHAPES))
+                arrays[f"{split}_images"] = render_dead_leaves(labels, seed=seed * 1000 + i, config=config)
+                arrays[f"{split}_labels"] = labels.astype(np.int64)
+            atomic_write(path, lambda tmp: _write_npz(tmp, arrays))
+    splits = {
+        s: Split(
+            torch.from_numpy(arrays[f"{s}_images"]).permute(0, 3, 1, 2).contiguous(),
+            torch.from_numpy(arrays[f"{s}_labels"]),
+        )
+        for s in DEADLEAVES_SIZES
+    }
+    return ImageDataset("deadleaves", SHAPES, splits["train"], splits["test"])
+
+
+def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray] | None:
+    """The arrays, or None when the file is absent or unreadable (then it is rebuilt)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(io.BytesIO(path.read_bytes())) as npz:
+            return {k: npz[k] for k in npz.files}
+    except Exception:  # truncated or corrupt: rebuild rather than load garbage
+        return None
+
+
+def _torchvision_split(dataset) -> Split:
+    images = torch.from_numpy(np.asarray(dataset.data)).permute(0, 3, 1, 2).contiguous()
+    return Split(images, torch.as_tensor(dataset.targets, dtype=torch.int64))
+
+
+def _cifar(name: str, root: Path | None, download: bool) -> ImageDataset:
+    from torchvision import datasets as tvd
+
+    cls = {"cifar10": tvd.CIFAR10, "cifar100": tvd.CIFAR100}[name]
+    if root is None:
+        raise DatasetError(f"dataset={name!r} needs --claims-data-root=DIR (a folder holding or receiving it)")
+    try:
+        train = cls(str(root), train=True, download=download)
+        test = cls(str(root), train=False, download=download)
+    except Exception as exc:  # torchvision raises RuntimeError or URLError depending on what is missing
+        raise DatasetError(
+            f"dataset={name!r} not found under --claims-data-root={str(root)!r} and could not be downloaded "
+            f"(offline?). Put the extracted python version of {name} there "
+            f"(e.g. {root}/{'cifar-10-batches-py' if name == 'cifar10' else 'cifar-100-python'}). Cause: {exc}"
+        ) from exc
+    return ImageDataset(name, tuple(train.classes), _torchvision_split(train), _torchvision_split(test))
+
+
+def _folder(path: Path, img_size: int) -> ImageDataset:
+    """An ImageFolder tree ``PATH/train/<class>/*`` and ``PATH/val/<class>/*`` (or ``test``)."""
+    from torchvision import datasets as tvd
+    from torchvision import transforms as T
+
+    if not (path / "train").is_dir():
+        raise DatasetError(f"folder dataset {str(path)!r} has no 'train' subfolder (expected PATH/train/<class>/...)")
+    test_dir = next((path / d for d in ("val", "test") if (path / d).is_dir()), None)
+    if test_dir is None:
+        raise DatasetError(f"folder dataset {str(path)!r} has neither a 'val' nor a 'test' subfolder")
+    tf = T.Compose([T.Resize(img_size), T.CenterCrop(img_size), T.PILToTensor()])
+    splits = []
+    for d in (path / "train", test_dir):
+        ds = tvd.ImageFolder(str(d), transform=tf)
+        images = torch.stack([ds[i][0][:3] for i in range(len(ds))])
+        splits.append((Split(images, torch.as_tensor(ds.targets, dtype=torch.int64)), tuple(ds.classes)))
+    (train, classes), (test, test_classes) = splits
+    if classes != test_classes:
+        raise DatasetError(f"folder dataset {str(path)!r}: train classes {classes} differ from {test_dir.name} classes {test_classes}")
+    return ImageDataset(f"folder:{path}", classes, train, test)
+
+
+def load_dataset(
+    name: str = DEFAULT_DATASET,
+    *,
+    cache_dir: Path,
+    data_root: Path | None = None,
+    seed: int = 0,
+    img_size: int = 32,
+    download: bool = False,
+) -> ImageDataset:
+    """Load a dataset by name: ``deadleaves``, ``cifar10``, ``cifar100`` or ``folder:PATH``."""
+    if name == "deadleaves":
+        return _deadleaves(cache_dir, seed)
+    if name in ("cifar10", "cifar100"):
+        return _cifar(name, data_root, download)
+    if name.startswith("folder:"):
+        return _folder(Path(name.removeprefix("folder:")).expanduser(), img_size)
+    raise DatasetError(f"unknown dataset={name!r}; valid: {choices(DATASETS)}")

@@ -1,0 +1,104 @@
+"""Models under test, built (trained, loaded from the cache, or loaded from a checkpoint) once a session."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .anatomy import Anatomy, anatomy
+from .cache import sha256_file
+from .data import ImageDataset, load_dataset
+from .errors import UnknownModelError
+from .recipes import Recipe, custom_recipe, get_recipe, load_profile
+from .training import evaluate, get_trained
+from .zoo import REFERENCE_MODELS, Classifier, build_model, check_model, load_checkpoint, spec_help
+
+__all__ = ["Settings", "ModelUnderTest", "ModelStore", "validate_spec"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: str = "smoke"
+    cache_dir: Path = Path("~/.cache/model-props").expanduser()
+    data_root: Path | None = None
+    device: str = "cpu"
+    seed: int = 0
+    progress: bool = True
+
+
+@dataclass
+class ModelUnderTest:
+    name: str
+    model: Classifier  # eval mode
+    anatomy: Anatomy
+    metrics: dict[str, Any]
+    recipe: Recipe | None
+    checkpoint: Path | None
+    checkpoint_sha256: str | None = None
+    from_cache: bool = False
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+def validate_spec(spec: str) -> None:
+    """Reject a --model value that is none of the accepted forms (before anything is built)."""
+    if spec in REFERENCE_MODELS or spec.startswith("timm:"):
+        return
+    module, sep, attr = spec.partition(":")
+    if sep and attr.isidentifier() and all(p.isidentifier() for p in module.split(".")):
+        return
+    raise UnknownModelError(f"unknown --model {spec!r}; expected {spec_help()}")
+
+
+@dataclass
+class ModelStore:
+    settings: Settings
+    checkpoints: dict[str, Path] = field(default_factory=dict)
+    _models: dict[str, ModelUnderTest] = field(default_factory=dict)
+    _data: ImageDataset | None = None
+
+    @property
+    def dataset_name(self) -> str:
+        return get_recipe(self.settings.profile, "custom").dataset
+
+    def dataset(self) -> ImageDataset:
+        if self._data is None:
+            s = self.settings
+            self._data = load_dataset(self.dataset_name, cache_dir=s.cache_dir, data_root=s.data_root, seed=0)
+        return self._data
+
+    def reference_names(self) -> list[str]:
+        return [n for n in load_profile(self.settings.profile) if n in REFERENCE_MODELS]
+
+    def get(self, name: str) -> ModelUnderTest:
+        if name not in self._models:
+            self._models[name] = self._build(name)
+        return self._models[name]
+
+    def built(self) -> dict[str, ModelUnderTest]:
+        return dict(self._models)
+
+    def _build(self, name: str) -> ModelUnderTest:
+        validate_spec(name)
+        s = self.settings
+        data = self.dataset()
+        ckpt = self.checkpoints.get(name)
+        if ckpt is None:
+            recipe = get_recipe(s.profile, name) if name in REFERENCE_MODELS else custom_recipe(s.profile, name)
+            trained = get_trained(recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=data,
+                                  device=s.device, progress=s.progress)
+            sha = sha256_file(trained.path) if trained.path else None
+            return ModelUnderTest(name, trained.model, anatomy(trained.model), trained.metrics, recipe, trained.path,
+                                  sha, trained.from_cache)
+        from .training import _channel_stats
+
+        mean, std = _channel_stats(data.train)
+        model = build_model(name, num_classes=data.num_classes, img_size=data.image_size, mean=mean, std=std)
+        load_checkpoint(model, ckpt)
+        check_model(model)
+        model.to(s.device).eval()
+        metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=s.device).items()}
+        return ModelUnderTest(name, model, anatomy(model), metrics, None, ckpt, sha256_file(ckpt))

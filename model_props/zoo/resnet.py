@@ -1,0 +1,41 @@
+"""ResNet at 32 px from timm with a CIFAR stem: 3x3 stride-1 conv, BN, ReLU, no max-pool."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from timm.models.resnet import BasicBlock, Bottleneck, ResNet
+from torch import nn
+
+
+def build_resnet(
+    num_classes: int,
+    img_size: int = 32,
+    layers: Sequence[int] = (2, 2, 2, 2),
+    channels: Sequence[int] = (16, 32, 64, 128),
+    block: str = "basic",
+    zero_init_last: bool = True,
+    drop_path_rate: float = 0.0,
+) -> ResNet:
+    """ResNet-18 layout by default. ``img_size`` is accepted for a uniform signature; any size works.
+
+    timm fixes the first stage's input width at ``stem_width * 2`` for a 'deep' stem, so we build with
+    ``stem_width = channels[0] // 2`` and then swap the stem for the CIFAR one (see CPU notes).
+    """
+    blocks = {"basic": BasicBlock, "bottleneck": Bottleneck}
+    if block not in blocks:
+        raise ValueError(f"block={block!r}; valid: 'basic', 'bottleneck'")
+    c0 = channels[0]
+    net = ResNet(
+        blocks[block],
+        list(layers),
+        num_classes=num_classes,
+        channels=tuple(channels),
+        stem_type="deep",
+        stem_width=c0 // 2,
+        zero_init_last=zero_init_last,
+        drop_path_rate=drop_path_rate,
+    )
+    net.conv1 = nn.Conv2d(3, c0, 3, 1, 1, bias=False)
+    net.bn1 = nn.BatchNorm2d(c0)
+    net.maxpool = nn.Identity()
+    return net
