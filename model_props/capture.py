@@ -8,6 +8,8 @@ hooks, then turns tokens (B, N, C) into maps (B, C, h, w): prefix (CLS/distillat
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -18,7 +20,7 @@ from .errors import AnatomyError
 from .zoo.registry import check_finite
 from .zoo.wrapper import Classifier
 
-__all__ = ["Capture", "capture", "to_map"]
+__all__ = ["Capture", "capture", "to_map", "global_attention_units", "unfused_attention"]
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Capture:
     state_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
     branch_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
     skip_prefix: dict[str, torch.Tensor] = field(default_factory=dict)
+    attention: dict[str, torch.Tensor] = field(default_factory=dict)  # msa unit -> weights (B, heads, N, N)
 
 
 def to_map(t: torch.Tensor, tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -63,14 +66,43 @@ def _resolve(model: nn.Module, path: str) -> nn.Module:
     return base.get_submodule(path)
 
 
-def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool = True, grad: bool = False) -> Capture:
-    """Run ``model(x)`` once and return every unit's state (and, if asked, branch and skip)."""
+def global_attention_units(model: nn.Module, anat: Anatomy) -> dict[str, str]:
+    """msa unit name -> path of the module whose output is its attention weights (B, heads, N, N): the
+    ``attn_drop`` of a timm-style attention module. Window attention (Swin, AlterNet; it has a
+    ``window_size``) is left out: its weights are per window, not per image."""
+    out = {}
+    for u in anat.of_kind("msa"):
+        mod = _resolve(model, u.attention) if u.attention else None
+        if mod is not None and hasattr(mod, "attn_drop") and not hasattr(mod, "window_size"):
+            out[u.name] = f"{u.attention}.attn_drop"
+    return out
+
+
+@contextmanager
+def unfused_attention(model: nn.Module) -> Iterator[None]:
+    """Switch timm's fused attention off (it hides the weights and has no double backward), then restore."""
+    switched = [m for m in model.modules() if getattr(m, "fused_attn", False)]
+    for m in switched:
+        m.fused_attn = False
+    try:
+        yield
+    finally:
+        for m in switched:
+            m.fused_attn = True
+
+
+def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool = True, attention: bool = False,
+            grad: bool = False) -> Capture:
+    """Run ``model(x)`` once and return every unit's state (and, if asked, branch, skip and global
+    attention weights)."""
     taps: set[Tap] = set()
     for u in anat.spatial_units:
         taps.add(u.output)
         if branches:
             taps.update(t for t in (u.branch, u.skip) if t is not None)
     keys = {(t.module, t.where) for t in taps}
+    attn_paths = global_attention_units(model, anat) if attention else {}
+    keys |= {(p, "output") for p in attn_paths.values()}
     seen: dict[tuple[str, str], list] = {k: [] for k in keys}
     handles = []
 
@@ -88,7 +120,7 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
             mod = _resolve(model, key[0])
             hook = record(key)
             handles.append(mod.register_forward_pre_hook(hook) if key[1] == "input" else mod.register_forward_hook(hook))
-        with torch.set_grad_enabled(grad):
+        with torch.set_grad_enabled(grad), unfused_attention(model) if attn_paths else nullcontext():
             logits = model(x)
     finally:
         for h in handles:
@@ -96,11 +128,14 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
     check_finite(logits, f"model {getattr(model, 'name', type(model).__name__)!r} logits")
     out = Capture(logits=logits)
 
-    def read(tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
-        values = seen[(tap.module, tap.where)]
+    def once(key: tuple[str, str]) -> torch.Tensor:
+        values = seen[key]
         if len(values) != 1:
-            raise AnatomyError(f"module {tap.module!r} ran {len(values)} times in one forward pass; expected once")
-        t = values[0]
+            raise AnatomyError(f"module {key[0]!r} ran {len(values)} times in one forward pass; expected once")
+        return values[0]
+
+    def read(tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
+        t = once((tap.module, tap.where))
         if tap.item is not None:
             t = t[tap.item]
         return to_map(t, tap)
@@ -114,4 +149,6 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
             out.skips[u.name], sp = read(u.skip)
             if bp is not None:
                 out.branch_prefix[u.name], out.skip_prefix[u.name] = bp, sp
+    for name, path in attn_paths.items():
+        out.attention[name] = once((path, "output"))
     return out

@@ -75,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     store = ModelStore(_settings(config), {m: Path(c).expanduser() for m, c in zip(models, checkpoints)})
     config.stash[_store_key] = store
+    config.pluginmanager.register(Recorder(config), "model-props-recorder")
     try:
         names = store.reference_names()
     except ModelPropsError as exc:
@@ -92,10 +93,28 @@ def user_errors() -> Iterator[None]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "model_name" in metafunc.fixturenames:
-        names = metafunc.config.stash[_models_key]
-        marks = {n: pytest.mark.xdist_group(n.replace(":", "_")) for n in names}
-        metafunc.parametrize("model_name", [pytest.param(n, id=n, marks=marks[n]) for n in names], scope="session")
+    """``model_name`` runs over the references and every --model; ``claim_id`` x ``model_name`` over the
+    catalogue, with a strict xfail where a finding is known not to replicate at this profile."""
+    if "model_name" not in metafunc.fixturenames:
+        return
+    names = metafunc.config.stash[_models_key]
+    group = {n: pytest.mark.xdist_group(n.replace(":", "_")) for n in names}
+    if "claim_id" not in metafunc.fixturenames:
+        metafunc.parametrize("model_name", [pytest.param(n, id=n, marks=group[n]) for n in names], scope="session")
+        return
+    from .claims import list_claims
+
+    profile = metafunc.config.option.claims_profile
+    params = []
+    for claim in list_claims():
+        for n in names:
+            marks = [group[n], pytest.mark.claim]
+            if claim.gate:
+                marks.append(pytest.mark.gate)
+            if (reason := claim.known_failures.get((profile, n))) is not None:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
+            params.append(pytest.param(claim.id, n, id=f"{claim.id}-{n}", marks=marks))
+    metafunc.parametrize(("claim_id", "model_name"), params, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -128,14 +147,90 @@ def reference_model(model_store):
     return get
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    store = config.stash.get(_store_key, None)
-    if store is None or not store.built():
-        return
-    tr = terminalreporter
-    tr.section("model-props: models under test")
-    tr.write_line(f"profile={store.settings.profile} cache={store.settings.cache_dir}")
-    tr.write_line(f"{'model':24s} {'params':>9s} {'test acc':>9s} {'test NLL':>9s}  source")
-    for name, m in store.built().items():
-        source = f"checkpoint {m.checkpoint}" if m.recipe is None else ("cache" if m.from_cache else "trained now")
-        tr.write_line(f"{name:24s} {m.parameters:9d} {m.metrics['test_accuracy']:9.3f} {m.metrics['test_nll']:9.3f}  {source}")
+@pytest.fixture
+def check_claim(model_store, request: pytest.FixtureRequest):
+    """``check_claim(claim, model_under_test, record=True) -> ClaimOutcome``.
+
+    Skips (with the missing trait as the reason) when the claim does not apply; otherwise measures the
+    model (once a session), bootstraps every part, labels the Allure result, attaches the figure and the
+    numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g. mutants).
+    """
+    from .evaluation import evaluate_claim
+    from .recipes import measurement_settings
+    from .report import allure_labels, attach, figure_png, outcome_record, skip_record
+
+    def check(claim, mut, *, record: bool = True):
+        allure_labels(claim, mut.name)
+        props = request.node.user_properties
+        if record:
+            props.append(("model_info", {mut.name: {"accuracy": mut.metrics["test_accuracy"], "parameters": mut.parameters,
+                                                    "checkpoint_sha256": mut.checkpoint_sha256}}))
+        reason = claim.skip_reason(mut.anatomy)
+        if reason is not None:
+            if record:
+                props.append(("claim_record", skip_record(claim, mut.name, reason)))
+            pytest.skip(f"{claim.id} does not apply to {mut.name}: {reason}")
+        with user_errors():
+            report = model_store.report_for(mut)
+            outcome = evaluate_claim(claim, mut.name, report, mut.anatomy, model_store.unit_report,
+                                     seed=model_store.settings.seed, n_boot=measurement_settings(model_store.settings.profile).n_boot)
+        attach(outcome, figure_png(claim, report, mut.anatomy, mut.name))
+        if record:
+            props.append(("claim_record", outcome_record(outcome)))
+        return outcome
+
+    return check
+
+
+class Recorder:
+    """Collects claim records and model facts; writes ``reports/summary.{json,md}`` and the verdict table.
+
+    Records travel in ``report.user_properties``, so with pytest-xdist they reach the controller, which is
+    the only process that writes the summary.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: list[dict] = []
+        self.models: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        record = props.get("claim_record")
+        if record is None or (report.when != "call" and not report.skipped):
+            return
+        record = dict(record)
+        if hasattr(report, "wasxfail"):
+            record["measured_verdict"] = record["verdict"]
+            record["verdict"] = "xfailed"
+            record["reason"] = f"known not to replicate at this scale: {report.wasxfail}\n{record['reason']}"
+        self.records.append(record)
+        self.models.update(props.get("model_info", {}))
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.config.rootpath) / "reports"
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or not self.records:
+            return
+        from .report import write_summary
+
+        opt = self.config.option
+        write_summary(self.directory, profile=opt.claims_profile, seed=opt.claims_seed, models=self.models,
+                      results=self.records)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        tr = terminalreporter
+        if self.records:
+            from .report import verdict_table
+
+            tr.section("model-props: claim verdicts (decisive statistic)")
+            for line in verdict_table(sorted(self.records, key=lambda r: (r["claim"], r["model"]))):
+                tr.write_line(line)
+            tr.write_line(f"written to {self.directory / 'summary.json'} and summary.md")
+        if self.models:
+            tr.section("model-props: models under test")
+            tr.write_line(f"{'model':24s} {'params':>9s} {'test acc':>9s}  checkpoint sha256")
+            for name, m in self.models.items():
+                tr.write_line(f"{name:24s} {m['parameters']:9d} {m['accuracy']:9.3f}  {str(m['checkpoint_sha256'])[:16]}")

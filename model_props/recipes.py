@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from .errors import RecipeError, choices
 
-__all__ = ["Recipe", "PROFILES", "FIXTURES_DIR", "load_profile", "get_recipe", "list_recipes", "custom_recipe"]
+__all__ = ["Recipe", "MeasurementSettings", "PROFILES", "FIXTURES_DIR", "load_profile", "get_recipe", "list_recipes",
+           "custom_recipe", "measurement_settings"]
 
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 PROFILES = ("smoke", "paper")
@@ -72,6 +73,15 @@ class Recipe:
         return f"{safe}-{digest.hexdigest()[:12]}"
 
 
+@dataclass(frozen=True)
+class MeasurementSettings:
+    """How much data the claims measure: the profile's ``[measurement]`` table."""
+
+    n_images: int = 1024  # test images, chosen by a permutation seeded with --claims-seed
+    batch_size: int = 64  # also the CKA mini-batch
+    n_boot: int = 2000  # bootstrap resamples
+
+
 _FIELDS = {f.name for f in dataclasses.fields(Recipe)}
 
 
@@ -87,8 +97,7 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
         raise RecipeError(f"recipe {name!r} in profile {profile!r}: {exc}") from exc
 
 
-def load_profile(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> dict[str, Recipe]:
-    """All recipes of a profile, by name."""
+def _read(profile: str, fixtures_dir: Path) -> dict[str, Any]:
     path = fixtures_dir / f"{profile}.toml"
     if not path.is_file():
         available = sorted(p.stem for p in fixtures_dir.glob("*.toml"))
@@ -97,6 +106,20 @@ def load_profile(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> dict[str, R
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise RecipeError(f"{path}: invalid TOML: {exc}") from exc
+    return data
+
+
+def measurement_settings(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> MeasurementSettings:
+    table = _read(profile, fixtures_dir).get("measurement", {})
+    try:
+        return MeasurementSettings(**table)
+    except TypeError as exc:
+        raise RecipeError(f"profile {profile!r} [measurement]: {exc}") from exc
+
+
+def load_profile(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> dict[str, Recipe]:
+    """All recipes of a profile, by name."""
+    data = _read(profile, fixtures_dir)
     defaults = data.get("defaults", {})
     return {
         name: _make(name, profile, {**defaults, **table}) for name, table in data.get("recipes", {}).items()

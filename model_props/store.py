@@ -10,7 +10,8 @@ from .anatomy import Anatomy, anatomy
 from .cache import sha256_file
 from .data import ImageDataset, load_dataset
 from .errors import UnknownModelError
-from .recipes import Recipe, custom_recipe, get_recipe, load_profile
+from .measures import UnitReport, measure_units
+from .recipes import Recipe, custom_recipe, get_recipe, load_profile, measurement_settings
 from .training import evaluate, get_trained
 from .zoo import REFERENCE_MODELS, Classifier, build_model, check_model, load_checkpoint, spec_help
 
@@ -58,6 +59,7 @@ class ModelStore:
     settings: Settings
     checkpoints: dict[str, Path] = field(default_factory=dict)
     _models: dict[str, ModelUnderTest] = field(default_factory=dict)
+    _reports: dict[str, UnitReport] = field(default_factory=dict)
     _data: ImageDataset | None = None
 
     @property
@@ -80,6 +82,22 @@ class ModelStore:
 
     def built(self) -> dict[str, ModelUnderTest]:
         return dict(self._models)
+
+    def unit_report(self, name: str) -> UnitReport:
+        """Every unit-level measurement of a model, computed once a session (one pass per batch)."""
+        if name not in self._reports:
+            self._reports[name] = self.measure(self.get(name))
+        return self._reports[name]
+
+    def report_for(self, mut: ModelUnderTest) -> UnitReport:
+        """The session's cached report if ``mut`` is a stored model, else a fresh measurement (mutants)."""
+        return self.unit_report(mut.name) if self._models.get(mut.name) is mut else self.measure(mut)
+
+    def measure(self, mut: ModelUnderTest) -> UnitReport:
+        """Unit-level measurements of any model (e.g. a mutant) with the profile's settings."""
+        m = measurement_settings(self.settings.profile)
+        return measure_units(mut.model, mut.anatomy, self.dataset().test, n_images=m.n_images,
+                             batch_size=m.batch_size, seed=self.settings.seed, device=self.settings.device)
 
     def _build(self, name: str) -> ModelUnderTest:
         validate_spec(name)

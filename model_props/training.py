@@ -28,7 +28,7 @@ from .zoo import Classifier, build_model, check_finite, check_model
 
 __all__ = ["TrainedModel", "get_trained", "train", "evaluate", "code_hash", "entry_paths"]
 
-_CODE_FILES = ("training.py", "recipes.py", "zoo", "data")
+_CODE_FILES = ("training.py", "zoo", "data")
 
 
 @dataclass

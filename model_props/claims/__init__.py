@@ -1,0 +1,23 @@
+"""The claim catalogue (design Sec. 7): one module per paper; ids are stable."""
+from __future__ import annotations
+
+import fnmatch
+
+from ..errors import ModelPropsError, choices
+from . import park2022, raghu2021
+from .base import Claim, Paper, Part
+
+__all__ = ["Claim", "Paper", "Part", "CLAIMS", "get_claim", "list_claims"]
+
+CLAIMS: dict[str, Claim] = {c.id: c for c in (*park2022.CLAIMS, *raghu2021.CLAIMS)}
+
+
+def get_claim(claim_id: str) -> Claim:
+    if claim_id not in CLAIMS:
+        raise ModelPropsError(f"unknown claim {claim_id!r}; valid: {choices(CLAIMS)}")
+    return CLAIMS[claim_id]
+
+
+def list_claims(pattern: str = "*") -> list[Claim]:
+    """Claims whose id matches a glob, in catalogue order."""
+    return sorted((c for i, c in CLAIMS.items() if fnmatch.fnmatchcase(i, pattern)), key=lambda c: c.number)

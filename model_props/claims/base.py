@@ -1,0 +1,121 @@
+"""The :class:`Claim` dataclass: a published finding as data (design Sec. 7).
+
+A claim has one or more :class:`Part` s. A part is a decision rule ``statistic <direction> threshold`` at a
+confidence level, where the statistic is computed from a model's :class:`~model_props.measures.UnitReport`
+on a resample of its sampling units (images, or mini-batches for CKA). A part with ``versus`` compares the
+model with a reference model (two-sample bootstrap): the statistic is stat(model) - stat(reference).
+
+Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
+(the missing trait), which becomes the skip reason. ``known_failures`` maps (profile, model) to the reason a
+finding is known not to replicate there; those tests are strict xfails.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from ..anatomy import Anatomy, Unit, UnitKind
+from ..measures import UnitReport
+from ..stats import Direction
+
+__all__ = ["Paper", "Part", "Claim", "Applies", "Statistic", "needs_kinds", "needs_traits", "needs_cls",
+           "mean_effect", "Measurement"]
+
+Measurement = Literal["fourier", "variance", "cka", "skip", "attention"]
+Applies = Callable[[Anatomy], "str | None"]
+Statistic = Callable[[UnitReport, np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    authors: str
+    venue: str
+    arxiv: str
+
+    @property
+    def url(self) -> str:
+        return f"https://arxiv.org/abs/{self.arxiv}"
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    statistic_name: str  # what the number is, e.g. "mean ΔlogA(hf) effect of MSA units, depth >= 0.5"
+    statistic: Statistic
+    direction: Direction
+    threshold: float = 0.0
+    applies: Applies = lambda anat: None
+    versus: str | None = None  # a reference model name for a two-sample comparison
+    sampling: Literal["images", "batches"] = "images"
+
+    @property
+    def rule(self) -> str:
+        op = ">" if self.direction == "greater" else "<"
+        lhs = f"{self.statistic_name} (model - {self.versus})" if self.versus else self.statistic_name
+        return f"{lhs} {op} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    number: int
+    paper: Paper
+    section: str
+    statement: str
+    units: str  # which units the claim reads, in the paper's words
+    measurement: Measurement
+    parts: tuple[Part, ...]
+    applies: Applies
+    level: float = 0.95
+    severity: Literal["blocker", "critical", "normal", "minor", "trivial"] = "normal"
+    gate: bool = False
+    known_failures: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def skip_reason(self, anat: Anatomy) -> str | None:
+        """Why the claim does not apply to this anatomy, or None if it does."""
+        reason = self.applies(anat)
+        if reason is None and all(p.applies(anat) is not None for p in self.parts):
+            reason = "; ".join(p.applies(anat) or "" for p in self.parts)
+        return reason
+
+
+def needs_kinds(*kinds: UnitKind, what: str | None = None) -> Applies:
+    def check(anat: Anatomy) -> str | None:
+        if anat.of_kind(*kinds):
+            return None
+        return f"{anat.family} has no {what or ' or '.join(kinds)} units"
+    return check
+
+
+def needs_traits(*, any_of: tuple[str, ...] = (), none_of: tuple[str, ...] = ()) -> Applies:
+    def check(anat: Anatomy) -> str | None:
+        if any_of and not anat.traits & set(any_of):
+            return f"{anat.family} lacks {' or '.join(any_of)} (traits: {', '.join(sorted(anat.traits)) or 'none'})"
+        if anat.traits & set(none_of):
+            return f"{anat.family} has {' and '.join(sorted(anat.traits & set(none_of)))}"
+        return None
+    return check
+
+
+def needs_cls(anat: Anatomy) -> str | None:
+    if any(u.output.prefix_tokens for u in anat.units):
+        return None
+    return f"{anat.family} has no CLS token"
+
+
+def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int]:
+    return [i for i, u in enumerate(report.units) if i > 0 and select(u)]
+
+
+def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool]) -> Statistic:
+    """Mean over the selected units and the resampled images of value(after unit) - value(before unit)."""
+    def stat(report: UnitReport, idx: np.ndarray) -> float:
+        values = getattr(report, field_name)[idx]
+        cols = unit_columns(report, select)
+        return float(np.mean(values[:, cols] - values[:, [c - 1 for c in cols]]))
+    return stat

@@ -1,0 +1,154 @@
+"""Claims of Park & Kim, "How Do Vision Transformers Work?" (ICLR 2022), catalogue numbers 8, 9, 10, 12."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..measures import UnitReport
+from .base import Claim, Paper, Part, needs_kinds, needs_traits, mean_effect
+
+PAPER = Paper(
+    key="park2022",
+    title="How Do Vision Transformers Work?",
+    authors="Namuk Park, Songkuk Kim",
+    venue="ICLR 2022",
+    arxiv="2202.06709",
+)
+
+
+def _stage_end_drop(report: UnitReport, idx: np.ndarray) -> float:
+    """Mean over stage boundaries of variance(last unit of stage s) - variance(first unit of stage s + 1)."""
+    values = report.variance[idx]
+    stages = [u.stage for u in report.units]
+    drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1) if stages[i + 1] != stages[i]]
+    return float(np.mean(drops))
+
+
+def _block_gap(report: UnitReport, batches: np.ndarray) -> float:
+    """Mean CKA of unit pairs within a stage (off-diagonal) minus mean CKA of pairs across stages."""
+    cka = report.cka.compute(batches).numpy()
+    stage = np.array([u.stage for u in report.units])
+    same = stage[:, None] == stage[None, :]
+    off_diag = ~np.eye(len(stage), dtype=bool)
+    return float(cka[same & off_diag].mean() - cka[~same].mean())
+
+
+def _lower_upper_cka(report: UnitReport, batches: np.ndarray) -> float:
+    """Mean CKA between units in the lowest third of depth and units in the highest third."""
+    cka = report.cka.compute(batches).numpy()
+    depth = np.array([u.depth for u in report.units])
+    return float(cka[np.ix_(depth <= 1 / 3, depth >= 2 / 3)].mean())
+
+
+_LATER_MSA = Part(
+    name="msa-later-half",
+    statistic_name="mean ΔlogA(hf) change over MSA units with depth >= 0.5",
+    statistic=mean_effect("high_freq", lambda u: u.kind == "msa" and u.depth >= 0.5),
+    direction="less",
+    applies=lambda a: None if any(u.kind == "msa" and u.depth >= 0.5 for u in a.units) else f"{a.family} has no MSA units in its later half",
+)
+
+MSA_LOWPASS = Claim(
+    id="park2022.msa-lowpass",
+    number=8,
+    paper=PAPER,
+    section="Sec. 3.1, Fig. 2a and Fig. 8: MSAs are low-pass filters",
+    statement="MSAs reduce high-frequency signals: in the later half of the network, MSA units lower the "
+              "high-frequency Δlog-amplitude of the feature map.",
+    units="MSA units with normalised depth >= 0.5; the change of ΔlogA at the highest diagonal frequency "
+          "from the state before the unit to the state after it",
+    measurement="fourier",
+    parts=(_LATER_MSA,),
+    applies=needs_kinds("msa"),
+    severity="critical",
+)
+
+CONV_MLP_HIGHPASS = Claim(
+    id="park2022.conv-mlp-highpass",
+    number=9,
+    paper=PAPER,
+    section="Sec. 3.1, Fig. 2a and Fig. 8: Convs (and MLPs) are high-pass filters",
+    statement="Convs and MLPs amplify high-frequency signals: conv and MLP units raise the high-frequency "
+              "Δlog-amplitude of the feature map.",
+    units="conv units that do not subsample, and MLP units, at every depth (subsampling layers are the "
+          "paper's exception: they cut high frequencies)",
+    measurement="fourier",
+    parts=(Part(
+        name="conv-mlp",
+        statistic_name="mean ΔlogA(hf) change over non-subsampling conv and MLP units",
+        statistic=mean_effect("high_freq", lambda u: u.kind in ("conv", "mlp") and not u.subsamples),
+        direction="greater",
+    ),),
+    applies=needs_kinds("conv", "mlp"),
+    severity="critical",
+)
+
+MSA_REDUCES_VARIANCE = Claim(
+    id="park2022.msa-reduces-variance",
+    number=10,
+    paper=PAPER,
+    section="Sec. 3.2, Fig. 9: MSAs reduce feature-map variance",
+    statement="MSAs reduce the variance of feature maps and conv/MLP units increase it; in a CNN the variance "
+              "accumulates within a stage and peaks at its end.",
+    units="MSA units; non-subsampling conv and MLP units; for pure conv networks, the last unit of each stage "
+          "against the first unit of the next",
+    measurement="variance",
+    parts=(
+        Part(
+            name="msa",
+            statistic_name="mean feature-variance change over MSA units",
+            statistic=mean_effect("variance", lambda u: u.kind == "msa"),
+            direction="less",
+            applies=needs_kinds("msa"),
+        ),
+        Part(
+            name="conv-mlp",
+            statistic_name="mean feature-variance change over non-subsampling conv and MLP units",
+            statistic=mean_effect("variance", lambda u: u.kind in ("conv", "mlp") and not u.subsamples),
+            direction="greater",
+            applies=needs_kinds("conv", "mlp"),
+        ),
+        Part(
+            name="stage-end-peak",
+            statistic_name="mean variance(last unit of a stage) - variance(first unit of the next stage)",
+            statistic=_stage_end_drop,
+            direction="greater",
+            applies=needs_traits(any_of=("conv",), none_of=("global_msa", "local_msa")),
+        ),
+    ),
+    applies=needs_kinds("msa", "conv", "mlp"),
+)
+
+MULTISTAGE_BLOCK_CKA = Claim(
+    id="park2022.multistage-block-cka",
+    number=12,
+    paper=PAPER,
+    section="Sec. 4.1 and App. D.3, CKA: multi-stage models behave like a series of small models",
+    statement="Multi-stage models show block structure in CKA similarity (units of a stage resemble each other "
+              "more than units of other stages); ViT's representations are uniform across depth "
+              "(also Raghu et al. 2021, Fig. 1).",
+    units="all units except the head. Multi-stage models: unit pairs within a stage vs across stages. "
+          "Single-stage ViTs: the lowest third of depth against the highest third, compared with ResNet",
+    measurement="cka",
+    parts=(
+        Part(
+            name="block-structure",
+            statistic_name="mean within-stage CKA - mean across-stage CKA",
+            statistic=_block_gap,
+            direction="greater",
+            applies=needs_traits(any_of=("multi_stage",)),
+            sampling="batches",
+        ),
+        Part(
+            name="uniform-vs-resnet",
+            statistic_name="mean CKA between the lowest and highest thirds of depth",
+            statistic=_lower_upper_cka,
+            direction="greater",
+            applies=needs_traits(any_of=("global_msa",), none_of=("multi_stage",)),
+            versus="resnet",
+            sampling="batches",
+        ),
+    ),
+    applies=lambda a: None,
+)
+
+CLAIMS = (MSA_LOWPASS, CONV_MLP_HIGHPASS, MSA_REDUCES_VARIANCE, MULTISTAGE_BLOCK_CKA)

@@ -1,0 +1,92 @@
+"""Every unit-level measurement of a model, from one forward pass per batch (design Sec. 4).
+
+:func:`measure_units` runs a seeded sample of images through the model in mini-batches, captures every
+unit's state, branch, skip and (global) attention weights once per batch, and feeds the Fourier, variance,
+skip-ratio, CKA and attention-distance measures. Per-image values are kept (images are the bootstrap unit;
+mini-batches are the unit for CKA).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..anatomy import Anatomy, Unit
+from ..capture import capture
+from ..data import Split
+from .attention import attention_distance
+from .cka import MinibatchCKA
+from .fourier import delta_log_amplitude
+from .skip import skip_norm_ratio
+from .variance import feature_variance
+
+__all__ = ["UnitReport", "measure_units"]
+
+
+@dataclass
+class UnitReport:
+    """Per-image measurements; columns follow ``units`` (the spatial units, in order)."""
+
+    units: tuple[Unit, ...]
+    n_images: int
+    batch_size: int
+    high_freq: np.ndarray  # (N, U) Δlog-amplitude at the highest diagonal frequency
+    curves: list[np.ndarray]  # per unit, the batch-mean Δlog-amplitude curve
+    variance: np.ndarray  # (N, U)
+    skip_ratio: np.ndarray  # (N, U) ||x|| / ||f(x)|| over spatial tokens; NaN for non-residual units
+    skip_ratio_cls: np.ndarray  # (N, U) the same for the CLS token(s); NaN where there are none
+    cka: MinibatchCKA
+    attention: dict[str, np.ndarray] = field(default_factory=dict)  # msa unit -> (N, heads) distance (px)
+
+    def column(self, unit: Unit) -> int:
+        return self.units.index(unit)
+
+
+@torch.no_grad()
+def measure_units(
+    model: torch.nn.Module, anat: Anatomy, split: Split, *, n_images: int = 1024, batch_size: int = 64,
+    seed: int = 0, device: str = "cpu",
+) -> UnitReport:
+    """Measure ``n_images`` test images chosen by a seeded permutation, in batches of ``batch_size``."""
+    if n_images > len(split):
+        raise ValueError(f"n_images={n_images} exceeds the split's {len(split)} images")
+    order = torch.randperm(len(split), generator=torch.Generator().manual_seed(seed))[:n_images]
+    units = anat.spatial_units
+    model.eval()
+    hf, var, ratio, ratio_cls, curve_sums = [], [], [], [], [0.0] * len(units)
+    attention: dict[str, list[np.ndarray]] = {}
+    cka = MinibatchCKA()
+    img_size = split.images.shape[-1]
+    for start in range(0, n_images, batch_size):
+        x, _ = split.batch(order[start : start + batch_size])
+        cap = capture(model, anat, x.to(device), attention=True)
+        nan = torch.full((len(x),), float("nan"))
+        hf_cols, var_cols, r_cols, rc_cols = [], [], [], []
+        for i, u in enumerate(units):
+            state = cap.states[u.name].float()
+            curve = delta_log_amplitude(state)
+            curve_sums[i] = curve_sums[i] + curve.sum(dim=0).cpu().numpy()
+            hf_cols.append(curve[:, -1])
+            var_cols.append(feature_variance(state))
+            r_cols.append(skip_norm_ratio(cap.skips[u.name], cap.branches[u.name]).cpu() if u.name in cap.branches else nan)
+            rc_cols.append(skip_norm_ratio(cap.skip_prefix[u.name], cap.branch_prefix[u.name]).cpu()
+                           if u.name in cap.branch_prefix else nan)
+        for name, weights in cap.attention.items():
+            prefix = next(x.output.prefix_tokens for x in units if x.name == name)
+            attention.setdefault(name, []).append(attention_distance(weights, img_size, prefix).cpu().numpy())
+        cka.update([cap.states[u.name].cpu() for u in units])
+        hf.append(torch.stack(hf_cols, 1).cpu())
+        var.append(torch.stack(var_cols, 1).cpu())
+        ratio.append(torch.stack(r_cols, 1))
+        ratio_cls.append(torch.stack(rc_cols, 1))
+    return UnitReport(
+        units=units, n_images=n_images, batch_size=batch_size,
+        high_freq=torch.cat(hf).numpy().astype(np.float64),
+        curves=[c / n_images for c in curve_sums],
+        variance=torch.cat(var).numpy().astype(np.float64),
+        skip_ratio=torch.cat(ratio).numpy().astype(np.float64),
+        skip_ratio_cls=torch.cat(ratio_cls).numpy().astype(np.float64),
+        cka=cka,
+        attention={k: np.concatenate(v) for k, v in attention.items()},
+    )

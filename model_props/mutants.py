@@ -1,0 +1,131 @@
+"""Mutants: copies of trained reference models altered so that a claim is false by construction.
+
+A claim test that cannot fail proves nothing; each claim in the catalogue is run on a mutant where the
+property it asserts has been reversed, and must not come out *supported* (design Sec. 7). Mutants keep the
+module structure of their base model, so its anatomy adapter and capture taps still apply.
+
+- ``highpass-attention`` (ViT/PiT): every attention output is ``v - mean_tokens(v)`` (weights I - 1/N), a
+  high-pass filter over tokens: it amplifies high frequencies and variance (false: claims 8, 10).
+- ``blur-convs`` (ResNet): every non-subsampling block's conv branch is two 3x3 box blurs (false: claim 9).
+- ``scrambled-mlps`` (ViT): every MLP is a fixed random map with gain 10, ``10 tanh(W x)``, which dominates
+  the residual stream and decorrelates depths (false: claim 12's uniformity).
+- ``amplified-branches`` (ViT): every residual branch is scaled by 100 (false: claim 17).
+- ``inverted-attention-distance`` (ViT): lower-half MSAs attend uniformly (global), upper-half MSAs attend
+  only to themselves (distance 0) (false: claim 18).
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Literal
+
+import torch
+from torch import nn
+
+from .anatomy import anatomy
+from .errors import ModelPropsError, choices
+from .store import ModelUnderTest
+from .zoo.wrapper import unwrap
+
+__all__ = ["MUTANTS", "make_mutant", "FixedAttention"]
+
+
+class FixedAttention(nn.Module):
+    """Attention with fixed weights over all tokens: ``identity`` (A = I), ``uniform`` (A = 1/N) or
+    ``highpass`` (A = I - 1/N). Weights pass through ``attn_drop`` so that capture can read them."""
+
+    def __init__(self, num_heads: int, mode: Literal["identity", "uniform", "highpass"]):
+        super().__init__()
+        self.num_heads = num_heads
+        self.mode = mode
+        self.attn_drop = nn.Identity()
+
+    def forward(self, x: torch.Tensor, **_: object) -> torch.Tensor:
+        b, n, c = x.shape
+        eye = torch.eye(n, dtype=x.dtype, device=x.device)
+        uniform = torch.full((n, n), 1.0 / n, dtype=x.dtype, device=x.device)
+        weights = {"identity": eye, "uniform": uniform, "highpass": eye - uniform}[self.mode]
+        weights = self.attn_drop(weights.expand(b, self.num_heads, n, n))
+        v = x.reshape(b, n, self.num_heads, c // self.num_heads).transpose(1, 2)
+        return (weights @ v).transpose(1, 2).reshape(b, n, c)
+
+
+class Scale(nn.Module):
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.factor
+
+
+class RandomMap(nn.Module):
+    """x -> gain * tanh(x W), W ~ N(0, 1/C), fixed by a seed."""
+
+    def __init__(self, dim: int, gain: float, seed: int):
+        super().__init__()
+        w = torch.randn(dim, dim, generator=torch.Generator().manual_seed(seed)) / dim**0.5
+        self.register_buffer("weight", w)
+        self.gain = gain
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.gain * torch.tanh(x @ self.weight)
+
+
+def _transformer_blocks(net: nn.Module) -> list[nn.Module]:
+    blocks = [m for m in net.modules() if all(hasattr(m, a) for a in ("attn", "mlp", "norm1", "norm2"))]
+    if not blocks:
+        raise ModelPropsError(f"{type(net).__name__} has no transformer blocks to mutate")
+    return blocks
+
+
+def _highpass_attention(net: nn.Module) -> None:
+    for blk in _transformer_blocks(net):
+        blk.attn = FixedAttention(blk.attn.num_heads, "highpass")
+
+
+def _inverted_attention_distance(net: nn.Module) -> None:
+    blocks = _transformer_blocks(net)
+    for i, blk in enumerate(blocks):
+        blk.attn = FixedAttention(blk.attn.num_heads, "uniform" if i < len(blocks) / 2 else "identity")
+
+
+def _amplified_branches(net: nn.Module) -> None:
+    for blk in _transformer_blocks(net):
+        blk.ls1, blk.ls2 = Scale(100.0), Scale(100.0)
+
+
+def _scrambled_mlps(net: nn.Module) -> None:
+    for i, blk in enumerate(_transformer_blocks(net)):
+        blk.mlp = RandomMap(blk.norm2.normalized_shape[0], gain=10.0, seed=i)
+
+
+def _blur_convs(net: nn.Module) -> None:
+    from timm.models.resnet import BasicBlock
+
+    blocks = [m for m in net.modules() if isinstance(m, BasicBlock) and m.downsample is None]
+    if not blocks:
+        raise ModelPropsError(f"{type(net).__name__} has no non-subsampling timm BasicBlocks to mutate")
+    for blk in blocks:
+        blk.conv1 = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        blk.conv2 = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        blk.bn1, blk.act1, blk.bn2 = nn.Identity(), nn.Identity(), nn.Identity()
+
+
+MUTANTS: dict[str, Callable[[nn.Module], None]] = {
+    "highpass-attention": _highpass_attention,
+    "blur-convs": _blur_convs,
+    "scrambled-mlps": _scrambled_mlps,
+    "amplified-branches": _amplified_branches,
+    "inverted-attention-distance": _inverted_attention_distance,
+}
+
+
+def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
+    """A mutated deep copy of ``base`` (the base is untouched), named ``BASE+MUTATION``."""
+    if mutation not in MUTANTS:
+        raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(MUTANTS)}")
+    model = copy.deepcopy(base.model)
+    MUTANTS[mutation](unwrap(model))
+    model.eval()
+    return ModelUnderTest(f"{base.name}+{mutation}", model, anatomy(model), dict(base.metrics), None, None)

@@ -1,0 +1,77 @@
+"""The claim catalogue: stable ids, applicability with reasons, and the summary contract."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from model_props.anatomy import anatomy
+from model_props.claims import CLAIMS, get_claim, list_claims
+from model_props.errors import ModelPropsError
+from model_props.recipes import PROFILES, get_recipe
+from model_props.report import write_summary
+from model_props.zoo import build_model
+
+CATALOGUE = {
+    8: "park2022.msa-lowpass", 9: "park2022.conv-mlp-highpass", 10: "park2022.msa-reduces-variance",
+    12: "park2022.multistage-block-cka", 17: "raghu2021.skip-dominates", 18: "raghu2021.attention-distance-grows",
+}
+
+
+def smoke_anatomy(name):
+    return anatomy(build_model(name, num_classes=10, arch_kwargs=get_recipe("smoke", name).arch))
+
+
+def test_ids_and_numbers_follow_the_design_catalogue():
+    assert {c.number: c.id for c in CLAIMS.values()} == CATALOGUE
+    assert [c.number for c in list_claims()] == sorted(CATALOGUE)
+    assert [c.id for c in list_claims("raghu2021.*")] == [CATALOGUE[17], CATALOGUE[18]]
+
+
+def test_every_claim_cites_its_paper_and_states_units_and_rules():
+    for c in CLAIMS.values():
+        assert c.paper.url.startswith("https://arxiv.org/abs/") and c.section and c.statement and c.units
+        assert c.parts and all(p.rule for p in c.parts)
+        assert set(p for p, _ in c.known_failures) <= set(PROFILES)
+
+
+def test_unknown_claim_lists_valid_ids():
+    with pytest.raises(ModelPropsError, match=r"unknown claim 'park2022.nope'; valid: .*'park2022.msa-lowpass'"):
+        get_claim("park2022.nope")
+
+
+@pytest.mark.parametrize(
+    ("claim", "model", "reason"),
+    [
+        ("park2022.msa-lowpass", "resnet", "resnet has no msa units"),
+        ("raghu2021.skip-dominates", "resnet", "resnet lacks global_msa (traits: conv, multi_stage)"),
+        ("raghu2021.attention-distance-grows", "swin", "swin lacks global_msa"),
+        ("raghu2021.attention-distance-grows", "alternet", "alternet lacks global_msa"),
+    ],
+)
+def test_claim_skips_a_model_without_the_trait_and_names_it(claim, model, reason):
+    assert reason in get_claim(claim).skip_reason(smoke_anatomy(model))
+
+
+@pytest.mark.parametrize("claim", sorted(CATALOGUE.values()))
+def test_every_claim_applies_to_vit(claim):
+    assert get_claim(claim).skip_reason(smoke_anatomy("vit")) is None
+
+
+def test_summary_json_contract(tmp_path):
+    records = [
+        {"claim": "park2022.msa-lowpass", "model": "vit", "verdict": "supported", "statistic": "s", "value": -0.1,
+         "interval": [-0.2, -0.05], "reason": "r"},
+        {"claim": "park2022.msa-lowpass", "model": "resnet", "verdict": "skipped", "statistic": None, "value": None,
+         "interval": None, "reason": "resnet has no msa units"},
+    ]
+    write_summary(tmp_path, profile="smoke", seed=0, models={"vit": {"accuracy": 0.8, "parameters": 1, "checkpoint_sha256": "ab"}},
+                  results=records)
+    data = json.loads((tmp_path / "summary.json").read_text())
+    assert set(data) == {"schema_version", "profile", "seed", "models", "results"}
+    assert data["profile"] == "smoke" and data["seed"] == 0 and data["models"]["vit"]["accuracy"] == 0.8
+    for r in data["results"]:
+        assert set(r) >= {"claim", "model", "verdict", "statistic", "value", "interval", "reason"}
+        assert r["verdict"] in {"supported", "contradicted", "inconclusive", "skipped", "xfailed"}
+    md = (tmp_path / "summary.md").read_text()
+    assert "park2022.msa-lowpass" in md and "ok -0.1" in md
