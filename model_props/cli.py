@@ -35,10 +35,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .cache import default_cache_dir
-    from .store import ModelStore, Settings
+    from .store import ModelStore, Settings, validate_spec
 
     store = ModelStore(Settings(profile=args.profile, cache_dir=args.cache or default_cache_dir(),
-                                data_root=args.data_root, device=args.device))
+                                data_root=args.data_root, device=args.device, progress=sys.stderr.isatty()))
     try:
         if args.command == "recipes":
             from .recipes import load_profile
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
             data = store.dataset()
             print(anatomy(build_model(args.name, num_classes=data.num_classes, img_size=data.image_size, arch_kwargs=arch)))
         else:
+            for spec in args.model:
+                validate_spec(spec)
             start = time.perf_counter()
             names = store.reference_names() + args.model
             print(f"{'model':24s} {'params':>9s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source")

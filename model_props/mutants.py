@@ -7,8 +7,10 @@ module structure of their base model, so its anatomy adapter and capture taps st
 - ``highpass-attention`` (ViT/PiT): every attention output is ``v - mean_tokens(v)`` (weights I - 1/N), a
   high-pass filter over tokens: it amplifies high frequencies and variance (false: claims 8, 10).
 - ``blur-convs`` (ResNet): every non-subsampling block's conv branch is two 3x3 box blurs (false: claim 9).
-- ``scrambled-mlps`` (ViT): every MLP is a fixed random map with gain 10, ``10 tanh(W x)``, which dominates
-  the residual stream and decorrelates depths (false: claim 12's uniformity).
+- ``scrambled-mlps`` (ViT): the MLP of block i is a fixed random high-frequency feature map
+  ``100 * 10^i * sin(30 x W_i)``. Its Gram matrix is nearly diagonal and each block's gain is ten times the
+  previous one's, so the state after block i is dominated by block i's own, unrelated features and CKA
+  across depth collapses (false: claim 12's uniformity).
 - ``amplified-branches`` (ViT): every residual branch is scaled by 100 (false: claim 17).
 - ``inverted-attention-distance`` (ViT): lower-half MSAs attend uniformly (global), upper-half MSAs attend
   only to themselves (distance 0) (false: claim 18).
@@ -59,17 +61,17 @@ class Scale(nn.Module):
         return x * self.factor
 
 
-class RandomMap(nn.Module):
-    """x -> gain * tanh(x W), W ~ N(0, 1/C), fixed by a seed."""
+class RandomFeatures(nn.Module):
+    """x -> gain * sin(freq * x W), W ~ N(0, 1/C), fixed by a seed (random Fourier features of small bandwidth)."""
 
-    def __init__(self, dim: int, gain: float, seed: int):
+    def __init__(self, dim: int, gain: float, freq: float, seed: int):
         super().__init__()
         w = torch.randn(dim, dim, generator=torch.Generator().manual_seed(seed)) / dim**0.5
         self.register_buffer("weight", w)
-        self.gain = gain
+        self.gain, self.freq = gain, freq
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.gain * torch.tanh(x @ self.weight)
+        return self.gain * torch.sin(self.freq * (x @ self.weight))
 
 
 def _transformer_blocks(net: nn.Module) -> list[nn.Module]:
@@ -97,7 +99,7 @@ def _amplified_branches(net: nn.Module) -> None:
 
 def _scrambled_mlps(net: nn.Module) -> None:
     for i, blk in enumerate(_transformer_blocks(net)):
-        blk.mlp = RandomMap(blk.norm2.normalized_shape[0], gain=10.0, seed=i)
+        blk.mlp = RandomFeatures(blk.norm2.normalized_shape[0], gain=100.0 * 10.0**i, freq=30.0, seed=i)
 
 
 def _blur_convs(net: nn.Module) -> None:

@@ -209,7 +209,8 @@ class Recorder:
 
     @property
     def directory(self) -> Path:
-        return Path(self.config.rootpath) / "reports"
+        """``reports/`` under the directory pytest was invoked from, like ``--alluredir=reports/...``."""
+        return Path(self.config.invocation_params.dir) / "reports"
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput") or not self.records:

@@ -80,6 +80,16 @@ CONV_MLP_HIGHPASS = Claim(
     ),),
     applies=needs_kinds("conv", "mlp"),
     severity="critical",
+    known_failures={
+        ("smoke", "resnet"): "Park & Kim Fig. 8 (ImageNet ResNet-50 at 224 px, max-pool stem): conv blocks raise the "
+        "high-frequency ΔlogA and subsampling cuts it. Smoke ResNet (32 px CIFAR stem without max-pool, 4 epochs on "
+        "dead leaves): every non-subsampling block lowers it (mean -0.26 per block) and the strided blocks raise it.",
+        ("smoke", "swin"): "Park & Kim Fig. 8 shows MLPs raising the high-frequency ΔlogA in ViT. Smoke Swin: its "
+        "MLPs lower it on average (mean -0.03), most in the last stage's 4x4 maps.",
+        ("smoke", "alternet"): "Park & Kim Fig. 8 (ImageNet ResNet-50): conv blocks raise the high-frequency ΔlogA. "
+        "Smoke AlterNet: its conv units lower it (mean -1.2), dominated by the first block acting on the raw 3x3-conv "
+        "stem at 32 px.",
+    },
 )
 
 MSA_REDUCES_VARIANCE = Claim(
@@ -116,6 +126,14 @@ MSA_REDUCES_VARIANCE = Claim(
         ),
     ),
     applies=needs_kinds("msa", "conv", "mlp"),
+    known_failures={
+        ("smoke", "vit"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti, 300 epochs): every MSA lowers the feature-map "
+        "variance. Smoke ViT (3 epochs on dead leaves): its MSA units raise it (mean +0.030); the MLP part holds.",
+        ("smoke", "pit"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti): every MSA lowers the feature-map variance. Smoke "
+        "PiT (4 epochs on dead leaves): its MSA units raise it (mean +0.007); the MLP part holds.",
+        ("smoke", "swin"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti): every MSA lowers the feature-map variance. Smoke "
+        "Swin (4 epochs on dead leaves): its MSA units raise it (mean +0.034); the MLP part holds.",
+    },
 )
 
 MULTISTAGE_BLOCK_CKA = Claim(

@@ -29,8 +29,8 @@ class DeadLeavesConfig:
     """Parameters of the generator; part of the cache key."""
 
     size: int = 32
-    leaves: int = 48
-    r_min: float = 1.5  # in output pixels
+    leaves: int = 20
+    r_min: float = 4.0  # in output pixels
     r_max: float = 16.0
     supersample: int = 2
     version: int = 1  # bump when the generator changes what it draws

@@ -1,6 +1,7 @@
 """The pytest plugin, driven through pytester: options, parametrization and one-line errors."""
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -66,7 +67,7 @@ def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_
     torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
     pytester.syspathinsert()
     result = pytester.runpytest("--model", "nanmodels:build", "--checkpoint", str(ckpt), "-k", "nanmodels",
-                                "--claims-cache", str(model_store.settings.cache_dir))
+                                f"--claims-cache={model_store.settings.cache_dir}")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ModelOutputError: model 'nanmodels:build' output has 20 non-finite values (NaN/inf) out of 20*"])
     assert "Traceback" not in result.stdout.str()
@@ -74,8 +75,44 @@ def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_
 
 def test_missing_dataset_fails_in_one_line(pytester: pytest.Pytester, tmp_path):
     pytester.makepyfile(test_it="def test_data(dataset):\n    assert dataset\n")
-    result = pytester.runpytest("--claims-profile", "paper", "--claims-cache", str(tmp_path),
-                                "--claims-data-root", str(tmp_path / "nowhere"))
+    result = pytester.runpytest("--claims-profile", "paper", f"--claims-cache={tmp_path}",
+                                f"--claims-data-root={tmp_path / 'nowhere'}")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*DatasetError: dataset='cifar100' not found under --claims-data-root=*offline*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytest.Pytester, model_store):
+    """An (untrained) ResNet through ``check_claim``: the Allure result carries paper, section, claim, model,
+    link, figure and numbers, and the session writes the summary files."""
+    pytester.makepyfile(test_it=textwrap.dedent("""
+        from model_props.anatomy import anatomy
+        from model_props.claims import get_claim
+        from model_props.store import ModelUnderTest
+        from model_props.zoo import build_model
+
+        def test_resnet_claim(check_claim):
+            model = build_model("resnet", num_classes=10).eval()
+            mut = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.1}, None, None)
+            outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), mut)
+            assert outcome.verdict in ("supported", "contradicted", "inconclusive")
+    """))
+    results = pytester.path / "allure"
+    # a subprocess: the Allure listener keeps per-process state that a nested in-process run would clobber
+    result = pytester.runpytest_subprocess(f"--claims-cache={model_store.settings.cache_dir}", f"--alluredir={results}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*model-props: claim verdicts*", "claim*untrained-resnet*", "park2022.conv-mlp-highpass *"])
+    (path,) = results.glob("*-result.json")
+    data = json.loads(path.read_text())
+    labels = {(d["name"], d["value"]) for d in data["labels"]}
+    assert ("epic", "How Do Vision Transformers Work? (ICLR 2022)") in labels
+    assert ("story", "park2022.conv-mlp-highpass") in labels
+    assert any(name == "feature" and value.startswith("Sec. 3.1") for name, value in labels)
+    assert ("severity", "critical") in labels
+    assert {"name": "model", "value": "'untrained-resnet'"} in data["parameters"] or \
+        {"name": "model", "value": "untrained-resnet"} in data["parameters"]
+    assert data["links"][0]["url"] == "https://arxiv.org/abs/2202.06709"
+    assert sorted(a["type"] for a in data["attachments"]) == ["application/json", "image/png"]
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    assert summary["models"]["untrained-resnet"]["accuracy"] == 0.1
+    assert [r["claim"] for r in summary["results"]] == ["park2022.conv-mlp-highpass"]

@@ -1,0 +1,23 @@
+"""The ``model-props`` command."""
+from __future__ import annotations
+
+from model_props.cli import main
+
+
+def test_recipes_lists_the_profile(capsys):
+    assert main(["recipes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == ["vit", "pit", "swin", "resnet", "alternet", "custom"]
+
+
+def test_anatomy_prints_units(capsys, model_store):
+    assert main(["anatomy", "alternet", "--cache", str(model_store.settings.cache_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "traits ['conv', 'local_msa', 'multi_stage']" in out
+    assert "msa       stage 3 depth 1.00" in out
+
+
+def test_bad_model_is_one_line_and_exit_2(capsys, model_store):
+    assert main(["train", "--model", "nope", "--cache", str(model_store.settings.cache_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("model-props: error: unknown --model 'nope'") and err.count("\n") == 1
