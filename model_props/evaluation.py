@@ -16,7 +16,9 @@ from .anatomy import Anatomy
 from .claims import Claim, Part
 from .errors import ModelPropsError
 from .measures import UnitReport
-from .stats import N_BOOT, Estimate, Verdict, bootstrap, bootstrap_two_sample, decide, samples_to_settle
+from .stats import (
+    N_BOOT, Estimate, Verdict, bootstrap, bootstrap_two_sample, decide, samples_to_settle, standardized_effect,
+)
 
 __all__ = ["PartOutcome", "ClaimOutcome", "evaluate_claim"]
 
@@ -37,7 +39,8 @@ class PartOutcome:
             return f"[{p.name}] skipped: {self.reason}"
         e = self.estimate
         text = (f"[{p.name}] {self.verdict}: {p.rule}; measured {e.value:.4g}, "
-                f"{e.level:.0%} CI [{e.low:.4g}, {e.high:.4g}] over {e.n} {p.sampling}")
+                f"{e.level:.0%} CI [{e.low:.4g}, {e.high:.4g}] over {e.n} {p.sampling}, "
+                f"effect size d = {standardized_effect(e, p.threshold):.2f}")
         if self.verdict == "inconclusive":
             more = f"about {self.samples_to_settle} {p.sampling}" if self.samples_to_settle else "no sample size (the estimate sits on the threshold)"
             text += f"; would likely be settled by {more}"
@@ -49,6 +52,7 @@ class PartOutcome:
                 "verdict": self.verdict, "reason": self.reason, "versus": self.part.versus,
                 "value": e.value if e else None, "interval": list(e.interval) if e else None,
                 "level": e.level if e else None, "n": e.n if e else None, "sampling": self.part.sampling,
+                "effect_size": standardized_effect(e, self.part.threshold) if e else None,
                 "samples_to_settle": self.samples_to_settle}
 
 

@@ -73,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"got {len(checkpoints)} --checkpoint for {len(models)} --model; give one --checkpoint per --model, in order"
         )
+    if hasattr(config, "workerinput"):  # pytest-xdist: share the cores instead of oversubscribing them
+        import os
+
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(config.workerinput["workercount"])))
     store = ModelStore(_settings(config), {m: Path(c).expanduser() for m, c in zip(models, checkpoints)})
     config.stash[_store_key] = store
     config.pluginmanager.register(Recorder(config), "model-props-recorder")

@@ -88,9 +88,17 @@ def figure_png(claim: Claim, report: UnitReport, anat: Anatomy, model: str) -> b
         ax.set_xlabel("normalised depth (grey: MSA, blue: subsampling)")
         ax.set_ylabel("Δlog amplitude at highest frequency" if m == "fourier" else "feature-map variance")
     elif m == "cka":
+        from matplotlib.ticker import MaxNLocator
+
         im = ax.imshow(report.cka.compute().numpy(), vmin=0, vmax=1, cmap="magma", origin="lower")
         fig.colorbar(im, ax=ax, label="minibatch linear CKA")
-        ax.set_xlabel("unit index")
+        for i in range(1, len(units)):
+            if units[i].stage != units[i - 1].stage:  # stage boundaries
+                ax.axhline(i - 0.5, color="cyan", lw=0.8)
+                ax.axvline(i - 0.5, color="cyan", lw=0.8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("unit index (cyan: stage boundaries)")
         ax.set_ylabel("unit index")
     elif m == "skip":
         residual = ~np.isnan(report.skip_ratio).all(axis=0)

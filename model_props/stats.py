@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 
 __all__ = ["Direction", "Verdict", "Estimate", "bootstrap", "bootstrap_two_sample", "decide", "samples_to_settle",
-           "cohens_d", "N_BOOT"]
+           "standardized_effect", "N_BOOT"]
 
 Direction = Literal["greater", "less"]
 Verdict = Literal["supported", "contradicted", "inconclusive"]
@@ -97,8 +98,15 @@ def samples_to_settle(est: Estimate, threshold: float) -> int | None:
     return max(est.n + 1, math.ceil(est.n * (half / gap) ** 2))
 
 
-def cohens_d(a: np.ndarray, b: np.ndarray) -> float:
-    """Standardised mean difference (mean(a) - mean(b)) / pooled standard deviation."""
-    na, nb = len(a), len(b)
-    pooled = math.sqrt(((na - 1) * np.var(a, ddof=1) + (nb - 1) * np.var(b, ddof=1)) / (na + nb - 2))
-    return float((np.mean(a) - np.mean(b)) / pooled) if pooled > 0 else math.copysign(math.inf, np.mean(a) - np.mean(b))
+def standardized_effect(est: Estimate, threshold: float = 0.0) -> float:
+    """Cohen's d-style effect size of a mean statistic: (estimate - threshold) / (sample standard deviation).
+
+    The standard deviation is recovered from the bootstrap interval: SE = (high - low) / (2 z_level) and
+    SD = SE * sqrt(n). For a plain mean this is Cohen's d against the threshold; for a two-sample difference
+    with ``n`` the smaller group it is a conservative d.
+    """
+    z = NormalDist().inv_cdf(0.5 + est.level / 2.0)
+    sd = (est.high - est.low) / (2.0 * z) * math.sqrt(est.n)
+    if sd == 0.0:
+        return math.copysign(math.inf, est.value - threshold) if est.value != threshold else 0.0
+    return (est.value - threshold) / sd

@@ -12,7 +12,7 @@ from .data import ImageDataset, load_dataset
 from .errors import UnknownModelError
 from .measures import UnitReport, measure_units
 from .recipes import Recipe, custom_recipe, get_recipe, load_profile, measurement_settings
-from .training import evaluate, get_trained
+from .training import channel_stats, evaluate, get_trained
 from .zoo import REFERENCE_MODELS, Classifier, build_model, check_model, load_checkpoint, spec_help
 
 __all__ = ["Settings", "ModelUnderTest", "ModelStore", "validate_spec"]
@@ -60,17 +60,15 @@ class ModelStore:
     checkpoints: dict[str, Path] = field(default_factory=dict)
     _models: dict[str, ModelUnderTest] = field(default_factory=dict)
     _reports: dict[str, UnitReport] = field(default_factory=dict)
-    _data: ImageDataset | None = None
+    _data: dict[str, ImageDataset] = field(default_factory=dict)
 
-    @property
-    def dataset_name(self) -> str:
-        return get_recipe(self.settings.profile, "custom").dataset
-
-    def dataset(self) -> ImageDataset:
-        if self._data is None:
+    def dataset(self, name: str | None = None) -> ImageDataset:
+        """A dataset by name, loaded once; by default the profile's (its ``custom`` recipe's) dataset."""
+        name = name or get_recipe(self.settings.profile, "custom").dataset
+        if name not in self._data:
             s = self.settings
-            self._data = load_dataset(self.dataset_name, cache_dir=s.cache_dir, data_root=s.data_root, seed=0)
-        return self._data
+            self._data[name] = load_dataset(name, cache_dir=s.cache_dir, data_root=s.data_root, seed=0)
+        return self._data[name]
 
     def reference_names(self) -> list[str]:
         return [n for n in load_profile(self.settings.profile) if n in REFERENCE_MODELS]
@@ -102,18 +100,16 @@ class ModelStore:
     def _build(self, name: str) -> ModelUnderTest:
         validate_spec(name)
         s = self.settings
-        data = self.dataset()
         ckpt = self.checkpoints.get(name)
         if ckpt is None:
             recipe = get_recipe(s.profile, name) if name in REFERENCE_MODELS else custom_recipe(s.profile, name)
-            trained = get_trained(recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=data,
+            trained = get_trained(recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=self.dataset(recipe.dataset),
                                   device=s.device, progress=s.progress)
             sha = sha256_file(trained.path) if trained.path else None
             return ModelUnderTest(name, trained.model, anatomy(trained.model), trained.metrics, recipe, trained.path,
                                   sha, trained.from_cache)
-        from .training import _channel_stats
-
-        mean, std = _channel_stats(data.train)
+        data = self.dataset()
+        mean, std = channel_stats(data.train)
         model = build_model(name, num_classes=data.num_classes, img_size=data.image_size, mean=mean, std=std)
         load_checkpoint(model, ckpt)
         check_model(model)

@@ -22,11 +22,11 @@ from tqdm.auto import tqdm
 from . import __version__
 from .cache import atomic_write, entry_lock, sha256_file
 from .data import ImageDataset, Split, class_balanced_subset, load_dataset
-from .errors import CacheError
+from .errors import CacheError, RecipeError
 from .recipes import Recipe
 from .zoo import Classifier, build_model, check_finite, check_model
 
-__all__ = ["TrainedModel", "get_trained", "train", "evaluate", "code_hash", "entry_paths"]
+__all__ = ["TrainedModel", "get_trained", "train", "evaluate", "channel_stats", "code_hash", "entry_paths"]
 
 _CODE_FILES = ("training.py", "zoo", "data")
 
@@ -100,14 +100,14 @@ def evaluate(model: torch.nn.Module, split: Split, batch_size: int = 500, device
 
 
 def _build(recipe: Recipe, data: ImageDataset) -> Classifier:
-    mean, std = _channel_stats(data.train)
+    mean, std = channel_stats(data.train)
     return build_model(
         recipe.model, num_classes=data.num_classes, img_size=data.image_size, arch_kwargs=recipe.arch,
         mean=mean, std=std,
     )
 
 
-def _channel_stats(split: Split) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def channel_stats(split: Split) -> tuple[tuple[float, ...], tuple[float, ...]]:
     x = split.images.float().div(255.0)
     return tuple(x.mean(dim=(0, 2, 3)).tolist()), tuple(x.std(dim=(0, 2, 3)).tolist())
 
@@ -226,6 +226,8 @@ def get_trained(
 
     if data is None:
         data = load_dataset(recipe.dataset, cache_dir=cache_dir, data_root=data_root, seed=0)
+    elif data.name != recipe.dataset:  # the cache key names the recipe's dataset: never file other data under it
+        raise RecipeError(f"recipe {recipe.name!r} trains on dataset={recipe.dataset!r}, got data {data.name!r}")
     weights, sidecar = entry_paths(recipe, cache_dir)
     with entry_lock(weights):
         meta = _read_entry(weights, sidecar)

@@ -48,28 +48,14 @@ def test_bad_device_is_a_usage_error(suite):
     result.stderr.fnmatch_lines(["*--claims-device='tpu'; valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"])
 
 
-def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store):
-    pytester.makepyfile(nanmodels=textwrap.dedent("""
-        from torch import nn
-
-        class NaNNet(nn.Module):
-            def __init__(self, num_classes=10):
-                super().__init__()
-                self.fc = nn.Linear(3, num_classes)
-            def forward(self, x):
-                return self.fc(x.mean(dim=(2, 3))) * float("nan")
-
-        def build(num_classes=10):
-            return NaNNet(num_classes)
-    """))
+def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store, user_module):
     pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")
     ckpt = tmp_path / "nan.pt"
     torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
-    pytester.syspathinsert()
-    result = pytester.runpytest("--model", "nanmodels:build", "--checkpoint", str(ckpt), "-k", "nanmodels",
+    result = pytester.runpytest("--model", f"{user_module}:nan", "--checkpoint", str(ckpt), "-k", user_module,
                                 f"--claims-cache={model_store.settings.cache_dir}")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*ModelOutputError: model 'nanmodels:build' output has 20 non-finite values (NaN/inf) out of 20*"])
+    result.stdout.fnmatch_lines(["*ModelOutputError: model 'usermodels:nan' output has 20 non-finite values (NaN/inf) out of 20*"])
     assert "Traceback" not in result.stdout.str()
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model_props.stats import Estimate, bootstrap, bootstrap_two_sample, cohens_d, decide, samples_to_settle
+from model_props.stats import Estimate, bootstrap, bootstrap_two_sample, decide, samples_to_settle, standardized_effect
 
 
 def mean_of(x):
@@ -53,7 +53,14 @@ def test_two_sample_detects_a_shift():
     a, b = rng.normal(0.5, 1, 300), rng.normal(0.0, 1, 200)
     est = bootstrap_two_sample(300, 200, lambda i, j: a[i].mean() - b[j].mean(), seed=0)
     assert decide(est, "greater", 0.0) == "supported"
-    assert cohens_d(a, b) == pytest.approx(0.5, abs=0.15)
+
+
+def test_standardized_effect_recovers_cohens_d_of_a_mean():
+    x = np.random.default_rng(0).normal(0.5, 2.0, size=1000)
+    est = bootstrap(len(x), mean_of(x), seed=0)
+    direct = x.mean() / x.std(ddof=1)  # Cohen's d against 0
+    assert standardized_effect(est, 0.0) == pytest.approx(direct, rel=0.1)
+    assert standardized_effect(est, 0.5) == pytest.approx((x.mean() - 0.5) / x.std(ddof=1), abs=0.05)
 
 
 @given(st.floats(0.01, 1.0), st.floats(0.01, 1.0), st.integers(10, 1000))

@@ -87,6 +87,13 @@ def test_second_request_is_served_from_the_cache(tmp_path, tiny_data):
     assert not list(weights.parent.glob("*.tmp")), "temporary files left behind"
 
 
+def test_data_of_another_dataset_is_refused(tmp_path, tiny_data):
+    cifar = dataclasses.replace(TINY, dataset="cifar10")
+    with pytest.raises(RecipeError, match=r"recipe 'tiny' trains on dataset='cifar10', got data 'deadleaves'"):
+        get_trained(cifar, cache_dir=tmp_path, data=tiny_data, progress=False)
+    assert not list(tmp_path.rglob("*.safetensors")), "nothing may be cached under the wrong key"
+
+
 def test_a_different_recipe_is_a_different_entry(tmp_path):
     other = dataclasses.replace(TINY, lr=TINY.lr / 2)
     assert entry_paths(TINY, tmp_path)[0] != entry_paths(other, tmp_path)[0]

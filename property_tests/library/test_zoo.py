@@ -1,9 +1,6 @@
 """Model specs, checkpoints and the one-line errors for bad models."""
 from __future__ import annotations
 
-import sys
-import textwrap
-
 import pytest
 import torch
 from safetensors.torch import save_file
@@ -12,43 +9,6 @@ from model_props.errors import CheckpointError, InputSizeError, ModelBuildError,
 from model_props.zoo import REFERENCE_MODELS, build_model, check_model, load_checkpoint
 
 SMOKE_PARAMS = (0.3e6, 1.0e6)  # design Sec. 3: smoke references have ~0.3-1 M parameters
-
-
-@pytest.fixture
-def user_module(tmp_path, monkeypatch):
-    """An importable module ``usermodels`` with factories that misbehave in different ways."""
-    (tmp_path / "usermodels.py").write_text(textwrap.dedent("""
-        import torch
-        from torch import nn
-
-        def good(num_classes=10):
-            return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, num_classes))
-
-        def raises(num_classes=10):
-            raise RuntimeError("out of coffee")
-
-        def not_a_module(num_classes=10):
-            return "a string"
-
-        def fixed_64px(num_classes=10):
-            return nn.Sequential(nn.Flatten(), nn.Linear(3 * 64 * 64, num_classes))
-
-        def wrong_classes(num_classes=10):
-            return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 7))
-
-        class NaNNet(nn.Module):
-            def __init__(self, num_classes):
-                super().__init__()
-                self.fc = nn.Linear(3, num_classes)
-            def forward(self, x):
-                return self.fc(x.mean(dim=(2, 3))) * float("nan")
-
-        def nan(num_classes=10):
-            return NaNNet(num_classes)
-    """))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield "usermodels"
-    sys.modules.pop("usermodels", None)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE_MODELS))
