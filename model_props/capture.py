@@ -59,11 +59,10 @@ def to_map(t: torch.Tensor, tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None
 
 
 def _resolve(model: nn.Module, path: str) -> nn.Module:
-    root, _, rest = path.partition(".")
-    base = model if isinstance(model, Classifier) else None
-    if base is None:  # a bare network: its paths start at "net"
-        return model.get_submodule(rest) if rest else model
-    return base.get_submodule(path)
+    """The module at an anatomy path; paths start at the :class:`Classifier`, whose network is ``net``."""
+    if isinstance(model, Classifier):
+        return model.get_submodule(path)
+    return model.get_submodule(path.removeprefix("net").removeprefix("."))  # a bare network
 
 
 def global_attention_units(model: nn.Module, anat: Anatomy) -> dict[str, str]:

@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .cache import default_cache_dir
-    from .store import ModelStore, Settings, validate_spec
+    from .store import ModelStore, Settings
+    from .zoo import parse_spec
 
     store = ModelStore(Settings(profile=args.profile, cache_dir=args.cache or default_cache_dir(),
                                 data_root=args.data_root, device=args.device, progress=sys.stderr.isatty()))
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             print(anatomy(build_model(args.name, num_classes=data.num_classes, img_size=data.image_size, arch_kwargs=arch)))
         else:
             for spec in args.model:
-                validate_spec(spec)
+                parse_spec(spec)
             start = time.perf_counter()
             names = store.reference_names() + args.model
             print(f"{'model':24s} {'params':>9s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source")

@@ -60,13 +60,14 @@ def _settings(config: pytest.Config):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from .store import ModelStore, validate_spec
+    from .store import ModelStore
+    from .zoo import parse_spec
 
     models: list[str] = config.option.claims_models
     checkpoints: list[str] = config.option.claims_checkpoints
     try:
         for spec in models:
-            validate_spec(spec)
+            parse_spec(spec)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
     if checkpoints and len(checkpoints) != len(models):

@@ -1,27 +1,25 @@
 """Models under test, built (trained, loaded from the cache, or loaded from a checkpoint) once a session."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .anatomy import Anatomy, anatomy
-from .cache import sha256_file
+from .cache import default_cache_dir, sha256_file
 from .data import ImageDataset, load_dataset
-from .errors import UnknownModelError
 from .measures import UnitReport, measure_units
 from .recipes import Recipe, custom_recipe, get_recipe, load_profile, measurement_settings
 from .training import channel_stats, evaluate, get_trained
-from .zoo import REFERENCE_MODELS, Classifier, build_model, check_model, load_checkpoint, spec_help
+from .zoo import REFERENCE_MODELS, Classifier, build_model, check_model, load_checkpoint, parse_spec
 
-__all__ = ["Settings", "ModelUnderTest", "ModelStore", "validate_spec"]
+__all__ = ["Settings", "ModelUnderTest", "ModelStore"]
 
 
 @dataclass(frozen=True)
 class Settings:
     profile: str = "smoke"
-    cache_dir: Path = Path("~/.cache/model-props").expanduser()
+    cache_dir: Path = field(default_factory=default_cache_dir)
     data_root: Path | None = None
     device: str = "cpu"
     seed: int = 0
@@ -42,16 +40,6 @@ class ModelUnderTest:
     @property
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
-
-
-def validate_spec(spec: str) -> None:
-    """Reject a --model value that is none of the accepted forms (before anything is built)."""
-    if spec in REFERENCE_MODELS or spec.startswith("timm:"):
-        return
-    module, sep, attr = spec.partition(":")
-    if sep and attr.isidentifier() and all(p.isidentifier() for p in module.split(".")):
-        return
-    raise UnknownModelError(f"unknown --model {spec!r}; expected {spec_help()}")
 
 
 @dataclass
@@ -98,7 +86,7 @@ class ModelStore:
                              batch_size=m.batch_size, seed=self.settings.seed, device=self.settings.device)
 
     def _build(self, name: str) -> ModelUnderTest:
-        validate_spec(name)
+        parse_spec(name)
         s = self.settings
         ckpt = self.checkpoints.get(name)
         if ckpt is None:

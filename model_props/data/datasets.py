@@ -146,7 +146,7 @@ def _folder(path: Path, img_size: int) -> ImageDataset:
     splits = []
     for d in (path / "train", test_dir):
         ds = tvd.ImageFolder(str(d), transform=tf)
-        images = torch.stack([ds[i][0][:3] for i in range(len(ds))])
+        images = torch.stack([ds[i][0] for i in range(len(ds))])  # ImageFolder's loader converts to RGB
         splits.append((Split(images, torch.as_tensor(ds.targets, dtype=torch.int64)), tuple(ds.classes)))
     (train, classes), (test, test_classes) = splits
     if classes != test_classes:

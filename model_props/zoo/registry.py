@@ -10,7 +10,7 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -23,7 +23,10 @@ from .swin import build_swin
 from .vit import build_vit
 from .wrapper import Classifier, unwrap
 
-__all__ = ["REFERENCE_MODELS", "build_model", "load_checkpoint", "check_model", "check_finite", "spec_help"]
+__all__ = ["REFERENCE_MODELS", "SpecKind", "parse_spec", "build_model", "load_checkpoint", "check_model", "check_finite",
+           "spec_help"]
+
+SpecKind = Literal["reference", "timm", "factory"]
 
 REFERENCE_MODELS: dict[str, Callable[..., nn.Module]] = {
     "vit": build_vit,
@@ -39,6 +42,18 @@ def spec_help() -> str:
         f"a reference name ({choices(REFERENCE_MODELS)}), 'timm:NAME' (any timm model, e.g. timm:resnet18) "
         "or 'package.module:factory' (a function returning a torch.nn.Module)"
     )
+
+
+def parse_spec(spec: str) -> SpecKind:
+    """Which form a --model value has; raises :class:`UnknownModelError` for none of them (nothing is built)."""
+    if spec in REFERENCE_MODELS:
+        return "reference"
+    if spec.startswith("timm:") and len(spec) > len("timm:"):
+        return "timm"
+    module, sep, attr = spec.partition(":")
+    if sep and attr.isidentifier() and all(p.isidentifier() for p in module.split(".")):
+        return "factory"
+    raise UnknownModelError(f"unknown --model {spec!r}; expected {spec_help()}")
 
 
 def _build_timm(name: str, num_classes: int, img_size: int, kwargs: Mapping[str, Any]) -> nn.Module:
@@ -87,17 +102,16 @@ def build_model(
 ) -> Classifier:
     """Build the model named by ``spec`` (see :func:`spec_help`), wrapped to take [0, 1] images."""
     kwargs = dict(arch_kwargs or {})
-    if spec in REFERENCE_MODELS:
+    kind = parse_spec(spec)
+    if kind == "reference":
         builder = REFERENCE_MODELS[spec]
         if "img_size" in inspect.signature(builder).parameters:
             kwargs["img_size"] = img_size
         net = builder(num_classes=num_classes, **kwargs)
-    elif spec.startswith("timm:"):
+    elif kind == "timm":
         net = _build_timm(spec.removeprefix("timm:"), num_classes, img_size, kwargs)
-    elif ":" in spec and all(p.isidentifier() for p in spec.replace(":", ".").split(".")):
-        net = _build_factory(spec, num_classes, kwargs)
     else:
-        raise UnknownModelError(f"unknown --model {spec!r}; expected {spec_help()}")
+        net = _build_factory(spec, num_classes, kwargs)
     return Classifier(net, name=spec, num_classes=num_classes, img_size=img_size, mean=mean, std=std)
 
 
