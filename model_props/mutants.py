@@ -11,7 +11,9 @@ module structure of their base model, so its anatomy adapter and capture taps st
   ``100 * 10^i * sin(30 x W_i)``. Its Gram matrix is nearly diagonal and each block's gain is ten times the
   previous one's, so the state after block i is dominated by block i's own, unrelated features and CKA
   across depth collapses (false: claim 12's uniformity).
-- ``amplified-branches`` (ViT): every residual branch is scaled by 100 (false: claim 17).
+- ``amplified-branches`` (ViT): the k-th residual branch (msa and mlp units in order) is scaled by
+  10^(k+2), ten times everything added before it, so ||x|| / ||f(x)|| is about 0.1 everywhere (false:
+  claim 17). A constant gain would not do: the stream would grow with the branches.
 - ``inverted-attention-distance`` (ViT): lower-half MSAs attend uniformly (global), upper-half MSAs attend
   only to themselves (distance 0) (false: claim 18).
 """
@@ -93,8 +95,8 @@ def _inverted_attention_distance(net: nn.Module) -> None:
 
 
 def _amplified_branches(net: nn.Module) -> None:
-    for blk in _transformer_blocks(net):
-        blk.ls1, blk.ls2 = Scale(100.0), Scale(100.0)
+    for i, blk in enumerate(_transformer_blocks(net)):
+        blk.ls1, blk.ls2 = Scale(10.0 ** (2 * i + 2)), Scale(10.0 ** (2 * i + 3))
 
 
 def _scrambled_mlps(net: nn.Module) -> None:
