@@ -129,7 +129,7 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
     d = outcome.decisive
     e = d.estimate
     return {"claim": outcome.claim.id, "model": outcome.model, "verdict": outcome.verdict,
-            "statistic": f"{d.part.name}: {d.part.statistic_name}" + (f" (model - {d.part.versus})" if d.part.versus else ""),
+            "statistic": f"{d.part.name}: {d.part.label}",
             "value": e.value, "interval": [e.low, e.high], "reason": outcome.message()}
 
 

@@ -54,10 +54,14 @@ class Part:
     sampling: Literal["images", "batches"] = "images"
 
     @property
+    def label(self) -> str:
+        """The statistic's name, with the comparison for a two-sample part."""
+        return f"{self.statistic_name} (model - {self.versus})" if self.versus else self.statistic_name
+
+    @property
     def rule(self) -> str:
         op = ">" if self.direction == "greater" else "<"
-        lhs = f"{self.statistic_name} (model - {self.versus})" if self.versus else self.statistic_name
-        return f"{lhs} {op} {self.threshold:g}"
+        return f"{self.label} {op} {self.threshold:g}"
 
 
 @dataclass(frozen=True)
@@ -84,11 +88,11 @@ class Claim:
         return reason
 
 
-def needs_kinds(*kinds: UnitKind, what: str | None = None) -> Applies:
+def needs_kinds(*kinds: UnitKind) -> Applies:
     def check(anat: Anatomy) -> str | None:
         if anat.of_kind(*kinds):
             return None
-        return f"{anat.family} has no {what or ' or '.join(kinds)} units"
+        return f"{anat.family} has no {' or '.join(kinds)} units"
     return check
 
 

@@ -51,9 +51,6 @@ def cka_from_hsic(hsic: torch.Tensor) -> torch.Tensor:
 class MinibatchCKA:
     """Accumulates per-batch HSIC matrices over all units; ``compute()`` is the ratio-of-sums CKA."""
 
-    higher_is_better = None
-    unit = "CKA"
-
     def __init__(self) -> None:
         self.per_batch: list[torch.Tensor] = []
 

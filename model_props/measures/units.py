@@ -17,7 +17,7 @@ from ..capture import capture
 from ..data import Split
 from .attention import attention_distance
 from .cka import MinibatchCKA
-from .fourier import delta_log_amplitude
+from .fourier import high_frequency
 from .skip import skip_norm_ratio
 from .variance import feature_variance
 
@@ -32,15 +32,11 @@ class UnitReport:
     n_images: int
     batch_size: int
     high_freq: np.ndarray  # (N, U) Δlog-amplitude at the highest diagonal frequency
-    curves: list[np.ndarray]  # per unit, the batch-mean Δlog-amplitude curve
     variance: np.ndarray  # (N, U)
     skip_ratio: np.ndarray  # (N, U) ||x|| / ||f(x)|| over spatial tokens; NaN for non-residual units
     skip_ratio_cls: np.ndarray  # (N, U) the same for the CLS token(s); NaN where there are none
     cka: MinibatchCKA
     attention: dict[str, np.ndarray] = field(default_factory=dict)  # msa unit -> (N, heads) distance (px)
-
-    def column(self, unit: Unit) -> int:
-        return self.units.index(unit)
 
 
 @torch.no_grad()
@@ -54,7 +50,8 @@ def measure_units(
     order = torch.randperm(len(split), generator=torch.Generator().manual_seed(seed))[:n_images]
     units = anat.spatial_units
     model.eval()
-    hf, var, ratio, ratio_cls, curve_sums = [], [], [], [], [0.0] * len(units)
+    hf, var, ratio, ratio_cls = [], [], [], []
+    prefix = {u.name: u.output.prefix_tokens for u in units}
     attention: dict[str, list[np.ndarray]] = {}
     cka = MinibatchCKA()
     img_size = split.images.shape[-1]
@@ -63,18 +60,15 @@ def measure_units(
         cap = capture(model, anat, x.to(device), attention=True)
         nan = torch.full((len(x),), float("nan"))
         hf_cols, var_cols, r_cols, rc_cols = [], [], [], []
-        for i, u in enumerate(units):
+        for u in units:
             state = cap.states[u.name].float()
-            curve = delta_log_amplitude(state)
-            curve_sums[i] = curve_sums[i] + curve.sum(dim=0).cpu().numpy()
-            hf_cols.append(curve[:, -1])
+            hf_cols.append(high_frequency(state))
             var_cols.append(feature_variance(state))
             r_cols.append(skip_norm_ratio(cap.skips[u.name], cap.branches[u.name]).cpu() if u.name in cap.branches else nan)
             rc_cols.append(skip_norm_ratio(cap.skip_prefix[u.name], cap.branch_prefix[u.name]).cpu()
                            if u.name in cap.branch_prefix else nan)
         for name, weights in cap.attention.items():
-            prefix = next(x.output.prefix_tokens for x in units if x.name == name)
-            attention.setdefault(name, []).append(attention_distance(weights, img_size, prefix).cpu().numpy())
+            attention.setdefault(name, []).append(attention_distance(weights, img_size, prefix[name]).cpu().numpy())
         cka.update([cap.states[u.name].cpu() for u in units])
         hf.append(torch.stack(hf_cols, 1).cpu())
         var.append(torch.stack(var_cols, 1).cpu())
@@ -83,7 +77,6 @@ def measure_units(
     return UnitReport(
         units=units, n_images=n_images, batch_size=batch_size,
         high_freq=torch.cat(hf).numpy().astype(np.float64),
-        curves=[c / n_images for c in curve_sums],
         variance=torch.cat(var).numpy().astype(np.float64),
         skip_ratio=torch.cat(ratio).numpy().astype(np.float64),
         skip_ratio_cls=torch.cat(ratio_cls).numpy().astype(np.float64),
