@@ -18,11 +18,16 @@ from ..cache import atomic_write, entry_lock
 from ..errors import DatasetError, choices
 from .deadleaves import SHAPES, DeadLeavesConfig, render_dead_leaves
 
-__all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "DATASETS", "DEFAULT_DATASET"]
+__all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "carve_validation", "DATASETS",
+           "DEFAULT_DATASET", "VALIDATION_SEED"]
 
 DEFAULT_DATASET = "deadleaves"
 DATASETS = ("deadleaves", "cifar10", "cifar100", "folder:PATH")
-DEADLEAVES_SIZES = {"train": 12_000, "test": 2_000}
+# Dead leaves: 14,000 generated training images, of which 2,000 become the validation split (12,000 train).
+DEADLEAVES_SIZES = {"train": 14_000, "test": 2_000}
+DEADLEAVES_VALIDATION = 2_000
+VALIDATION_FRACTION = 0.1  # of the training images, for every other dataset
+VALIDATION_SEED = 0  # one validation split per dataset, whatever the recipe's seed
 
 
 @dataclass(frozen=True)
@@ -40,9 +45,15 @@ class Split:
 
 @dataclass(frozen=True)
 class ImageDataset:
+    """``train`` and ``val`` are disjoint parts of the source's training images; ``test`` is its test set.
+
+    Recipes train on ``train``; hyperparameters are chosen on ``val``; claims measure on ``test``.
+    """
+
     name: str
     classes: tuple[str, ...]
     train: Split
+    val: Split
     test: Split
 
     @property
@@ -70,6 +81,29 @@ def class_balanced_subset(split: Split, fraction: float, seed: int) -> Split:
     return Split(split.images[index], split.labels[index])
 
 
+def carve_validation(split: Split, n_val: int, seed: int = VALIDATION_SEED) -> tuple[Split, Split]:
+    """(train, val): a seeded, class-balanced ``n_val`` images (``n_val / classes`` per class) carved out of ``split``."""
+    classes = torch.unique(split.labels)
+    per_class = n_val // len(classes)
+    if per_class < 1:
+        raise DatasetError(f"a validation split of {n_val} images cannot hold one image of each of {len(classes)} classes")
+    gen = torch.Generator().manual_seed(seed)
+    chosen = []
+    for cls in classes:
+        idx = torch.nonzero(split.labels == cls).flatten()
+        if len(idx) <= per_class:
+            raise DatasetError(f"class {int(cls)} has {len(idx)} training images; a validation split needs more than {per_class}")
+        chosen.append(idx[torch.randperm(len(idx), generator=gen)[:per_class]])
+    val_mask = torch.zeros(len(split), dtype=torch.bool)
+    val_mask[torch.cat(chosen)] = True
+    return Split(split.images[~val_mask], split.labels[~val_mask]), Split(split.images[val_mask], split.labels[val_mask])
+
+
+def _with_validation(name: str, classes: tuple[str, ...], pool: Split, test: Split, n_val: int) -> ImageDataset:
+    train, val = carve_validation(pool, n_val)
+    return ImageDataset(name, classes, train, val, test)
+
+
 def _deadleaves(cache_dir: Path, seed: int) -> ImageDataset:
     config = DeadLeavesConfig()
     key = hashlib.sha256(repr((config, DEADLEAVES_SIZES)).encode()).hexdigest()[:10]
@@ -90,7 +124,7 @@ def _deadleaves(cache_dir: Path, seed: int) -> ImageDataset:
         )
         for s in DEADLEAVES_SIZES
     }
-    return ImageDataset("deadleaves", SHAPES, splits["train"], splits["test"])
+    return _with_validation("deadleaves", SHAPES, splits["train"], splits["test"], DEADLEAVES_VALIDATION)
 
 
 def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -129,7 +163,8 @@ def _cifar(name: str, root: Path | None, download: bool) -> ImageDataset:
             f"(offline?). Put the extracted python version of {name} there "
             f"(e.g. {root}/{'cifar-10-batches-py' if name == 'cifar10' else 'cifar-100-python'}). Cause: {exc}"
         ) from exc
-    return ImageDataset(name, tuple(train.classes), _torchvision_split(train), _torchvision_split(test))
+    pool = _torchvision_split(train)
+    return _with_validation(name, tuple(train.classes), pool, _torchvision_split(test), round(VALIDATION_FRACTION * len(pool)))
 
 
 def _folder(path: Path, img_size: int) -> ImageDataset:
@@ -151,7 +186,8 @@ def _folder(path: Path, img_size: int) -> ImageDataset:
     (train, classes), (test, test_classes) = splits
     if classes != test_classes:
         raise DatasetError(f"folder dataset {str(path)!r}: train classes {classes} differ from {test_dir.name} classes {test_classes}")
-    return ImageDataset(f"folder:{path}", classes, train, test)
+    n_val = max(len(classes), round(VALIDATION_FRACTION * len(train)))
+    return _with_validation(f"folder:{path}", classes, train, test, n_val)
 
 
 def load_dataset(

@@ -17,6 +17,7 @@ SLOPE_RANGE = (-3.0, -1.5)
 @pytest.fixture
 def small_sizes(monkeypatch):
     monkeypatch.setattr(datasets_module, "DEADLEAVES_SIZES", {"train": 200, "test": 100})
+    monkeypatch.setattr(datasets_module, "DEADLEAVES_VALIDATION", 50)
 
 
 def radial_power_slope(images: np.ndarray) -> float:
@@ -53,8 +54,9 @@ def test_spectrum_slope_is_natural_image_like(dataset):
 def test_default_dataset_is_balanced_and_in_range(dataset):
     assert dataset.classes == SHAPES
     assert dataset.train.images.shape[1:] == (3, 32, 32) and dataset.train.images.dtype == torch.uint8
-    counts = torch.bincount(dataset.train.labels, minlength=10)
-    assert counts.min() == counts.max() == len(dataset.train) // 10
+    for split, n in (("train", 12_000), ("val", 2_000), ("test", 2_000)):
+        counts = torch.bincount(getattr(dataset, split).labels, minlength=10)
+        assert counts.tolist() == [n // 10] * 10, split
     x, _ = dataset.test.batch(slice(0, 8))
     assert 0.0 <= x.min() and x.max() <= 1.0
 
@@ -77,6 +79,19 @@ def test_corrupt_dataset_cache_is_rebuilt(tmp_path, small_sizes, damage):
     rebuilt = load_dataset("deadleaves", cache_dir=tmp_path, seed=2)
     assert torch.equal(fresh.train.images, rebuilt.train.images)
     assert np.load(cached)["train_images"].shape == (200, 32, 32, 3)
+
+
+def test_validation_is_carved_from_the_training_images(tmp_path, small_sizes):
+    """Train and val are disjoint parts of the generated training images; the carve is seeded and fixed."""
+    data = load_dataset("deadleaves", cache_dir=tmp_path, seed=1)
+    assert (len(data.train), len(data.val), len(data.test)) == (150, 50, 100)
+    pool = np.load(next((tmp_path / "data").glob("deadleaves-*.npz")))["train_images"]
+    as_rows = {bytes(img) for img in pool}
+    train_rows = {bytes(img.permute(1, 2, 0).numpy()) for img in data.train.images}
+    val_rows = {bytes(img.permute(1, 2, 0).numpy()) for img in data.val.images}
+    assert train_rows | val_rows <= as_rows and not train_rows & val_rows
+    again = load_dataset("deadleaves", cache_dir=tmp_path, seed=1)
+    assert torch.equal(again.val.images, data.val.images)
 
 
 def test_class_balanced_subset_keeps_every_class_in_proportion(dataset):
@@ -112,8 +127,8 @@ def test_image_folder_tree(tmp_path):
                 Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(tmp_path / split / cls / f"{i}.png")
     data = load_dataset(f"folder:{tmp_path}", cache_dir=tmp_path / "cache", img_size=32)
     assert data.classes == ("cat", "dog")
-    assert data.train.images.shape == (6, 3, 32, 32) and data.test.images.shape == (4, 3, 32, 32)
-    assert data.train.labels.tolist() == [0, 0, 0, 1, 1, 1]
+    assert data.test.images.shape == (4, 3, 32, 32)
+    assert data.train.labels.tolist() == [0, 0, 1, 1] and data.val.labels.tolist() == [0, 1]  # one per class carved
 
 
 def test_image_folder_without_val_split(tmp_path):

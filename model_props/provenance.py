@@ -1,0 +1,56 @@
+"""Where a number comes from: package versions and a description of the machine (issue: provenance).
+
+Every cache sidecar and ``summary.json`` records :func:`provenance`, so that a number can be traced and a
+gate's baseline checked for comparability (same package, torch, timm and numpy versions).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+from importlib import metadata
+from typing import Any
+
+__all__ = ["versions", "machine", "provenance", "VERSIONED"]
+
+VERSIONED = ("model-props", "torch", "timm", "numpy")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    """Installed versions of the packages that determine a trained model or a measurement."""
+    return {name: _version(name) for name in VERSIONED}
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine(device: str = "cpu") -> dict[str, Any]:
+    """The machine a number was produced on: OS, CPU model, cores, torch threads and the device."""
+    import torch
+
+    info: dict[str, Any] = {"platform": platform.platform(), "python": platform.python_version(),
+                            "cpu": _cpu_model(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                            "device": device}
+    if device.startswith("cuda") and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return info
+
+
+def provenance(device: str = "cpu") -> dict[str, Any]:
+    return {"versions": versions(), "machine": machine(device)}
