@@ -1,8 +1,9 @@
-"""``model-props``: train or load the reference models, show anatomies and recipes.
+"""``model-props``: train or load the reference models, show anatomies and recipes, run the seed study.
 
-    model-props train [--profile smoke] [--cache DIR] [--model SPEC ...]
+    model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N]
     model-props anatomy NAME [--profile smoke]
     model-props recipes [--profile smoke]
+    model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
 """
 from __future__ import annotations
 
@@ -15,58 +16,78 @@ from .errors import ModelPropsError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .recipes import PROFILES
-
     p = argparse.ArgumentParser(prog="model-props", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--profile", default="smoke", choices=PROFILES)
+    common.add_argument("--profile", default=None, help="recipe profile (default: smoke)")
+    common.add_argument("--recipes", type=Path, default=None, help="a folder of your own profiles (<profile>.toml)")
     common.add_argument("--cache", type=Path, default=None, help="default: $MODEL_PROPS_CACHE or ~/.cache/model-props")
     common.add_argument("--data-root", type=Path, default=None)
-    common.add_argument("--device", default="cpu")
+    common.add_argument("--device", default=None)
     t = sub.add_parser("train", parents=[common], help="train (or load from the cache) the reference models")
-    t.add_argument("--model", action="append", default=[], help="also a user model spec (repeatable)")
+    t.add_argument("--model", action="append", default=[], help="also a user model spec or a variant recipe (repeatable)")
+    t.add_argument("--train-seed", type=int, default=None, help="train with this seed instead of each recipe's own")
     a = sub.add_parser("anatomy", parents=[common], help="print a model's units")
     a.add_argument("name")
     sub.add_parser("recipes", parents=[common], help="list the profile's recipes")
+    s = sub.add_parser("seed-study", parents=[common],
+                       help="train every recipe with several seeds, run the claim suite on each, write <profile>-seeds.json/.md")
+    s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
+    s.add_argument("--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)")
     return p
+
+
+def _settings(args: argparse.Namespace):
+    from .config import Settings, read_table
+
+    pyproject = Path.cwd() / "pyproject.toml"
+    cli = {"profile": args.profile, "recipes_dir": args.recipes, "cache": args.cache, "data_root": args.data_root,
+           "device": args.device, "train_seed": getattr(args, "train_seed", None), "progress": sys.stderr.isatty()}
+    return Settings.resolve(read_table(pyproject), pyproject.parent, cli)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .cache import default_cache_dir
-    from .store import ModelStore, Settings
-    from .zoo import parse_spec
-
-    store = ModelStore(Settings(profile=args.profile, cache_dir=args.cache or default_cache_dir(),
-                                data_root=args.data_root, device=args.device, progress=sys.stderr.isatty()))
     try:
+        settings = _settings(args)
         if args.command == "recipes":
-            from .recipes import load_profile
-
-            for name, r in load_profile(args.profile).items():
-                print(f"{name:10s} {r.model or '(user model)':10s} {r.dataset:10s} {r.epochs:4d} epochs  {r.description}")
+            for name, r in settings.profile_data.recipes.items():
+                budget = f"{r.steps} steps" if r.steps is not None else f"{r.epochs:g} epochs"
+                print(f"{name:12s} {r.model or '(user model)':10s} {r.dataset:10s} {budget:>12s}  lr {r.lr:<8g} {r.description}")
         elif args.command == "anatomy":
             from .anatomy import anatomy
-            from .recipes import load_profile
+            from .store import ModelStore
             from .zoo import build_model
 
-            recipes = load_profile(args.profile)
-            arch = recipes[args.name].arch if args.name in recipes else {}
+            store = ModelStore(settings)
+            recipe = store.profile.recipes.get(args.name)
             data = store.dataset()
-            print(anatomy(build_model(args.name, num_classes=data.num_classes, img_size=data.image_size, arch_kwargs=arch)))
+            model = build_model(recipe.model if recipe else args.name, num_classes=data.num_classes,
+                                img_size=data.image_size, arch_kwargs=recipe.arch if recipe else {})
+            print(anatomy(model))
+        elif args.command == "seed-study":
+            from .study import run_study
+
+            run_study(settings, seeds=args.seeds, workers=args.workers, out=args.out)
         else:
+            from .store import ModelStore
+            from .zoo import parse_spec
+
+            store = ModelStore(settings)
             for spec in args.model:
-                parse_spec(spec)
+                if spec not in store.profile.recipes:
+                    parse_spec(spec)
             start = time.perf_counter()
-            names = store.reference_names() + args.model
-            print(f"{'model':24s} {'params':>9s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source")
+            names = store.profile.references + args.model
+            print(f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source")
             for name in names:
                 m = store.get(name)
-                print(f"{name:24s} {m.parameters:9d} {m.metrics['test_accuracy']:9.3f} {m.metrics['test_nll']:9.3f} "
+                print(f"{name:24s} {m.parameters:9d} {m.metrics.get('val_accuracy', float('nan')):8.3f} "
+                      f"{m.metrics['test_accuracy']:9.3f} {m.metrics['test_nll']:9.3f} "
                       f"{m.metrics.get('train_seconds', float('nan')):8.1f}  {'cache' if m.from_cache else 'trained now'}",
                       flush=True)
-            print(f"done in {time.perf_counter() - start:.1f} s (cache: {store.settings.cache_dir})")
+            print(f"done in {time.perf_counter() - start:.1f} s (cache: {settings.cache_dir})")
     except ModelPropsError as exc:
         print(f"model-props: error: {exc}", file=sys.stderr)
         return 2

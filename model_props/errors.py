@@ -18,6 +18,7 @@ __all__ = [
     "AnatomyError",
     "RecipeError",
     "CacheError",
+    "ConfigError",
 ]
 
 
@@ -60,6 +61,10 @@ class RecipeError(ModelPropsError):
 
 class CacheError(ModelPropsError):
     """A cache entry cannot be written or read."""
+
+
+class ConfigError(ModelPropsError):
+    """The [tool.model_props] table or the command-line options are invalid."""
 
 
 def choices(values: Iterable[str]) -> str:

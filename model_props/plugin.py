@@ -1,93 +1,152 @@
 """The pytest plugin: options, session fixtures for the models under test, parametrization, summary.
 
-Registered through the ``pytest11`` entry point. Options live in one group, ``--claims-*``, plus
-``--model`` (repeatable) and ``--checkpoint`` (repeatable, paired with ``--model`` in order). Session state
-is kept in ``config.stash``; heavy imports (torch, timm) happen inside hooks and fixtures.
+Registered through the ``pytest11`` entry point, so it loads in every pytest session of an environment
+that has model-props installed. It stays inert there unless the session uses it: it registers its markers
+and options and nothing else (no torch import, no output, no error). It is *in use* when the command line
+gives one of its options, the project's pyproject has a ``[tool.model_props]`` table, or the session
+collects the packaged claim suite (``pytest --pyargs model_props.suite``); then it validates its settings
+up front and writes Allure results to ``reports/allure-results`` unless ``--alluredir`` says otherwise. Its
+fixtures work in any session (settings then come from the defaults and the table).
+
+Options live in one group, ``--claims-*``, plus ``--model`` (repeatable) and ``--checkpoint`` (repeatable,
+paired with ``--model`` in order). Session state is kept in ``config.stash``; heavy imports (torch, timm)
+happen inside hooks and fixtures, only once the plugin is used.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .errors import ModelPropsError
 
-__all__ = ["user_errors"]
+__all__ = ["user_errors", "MARKERS"]
 
-MODEL_FIXTURES = ("model_name", "model_under_test")
+MARKERS = {
+    "claim": "a test of a published claim (parametrized claim x model)",
+    "gate": "a claim that gates a release; run with -m gate",
+    "slow": "trains models or runs long measurements",
+}
+SUITE_PACKAGE = "model_props.suite"
+_settings_key = pytest.StashKey["Settings"]()
 _store_key = pytest.StashKey["ModelStore"]()
-_models_key = pytest.StashKey[list]()
+# option dest -> Settings key
+_OPTIONS = {
+    "claims_profile": "profile", "claims_cache": "cache", "claims_data_root": "data_root", "claims_device": "device",
+    "claims_seed": "seed", "claims_train_seed": "train_seed", "claims_recipes": "recipes_dir",
+    "claims_remeasure": "remeasure", "claims_models": "models", "claims_checkpoints": "checkpoints",
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .recipes import PROFILES
-
     group = parser.getgroup("model-props", "model-props: published findings about vision models as tests")
-    group.addoption("--claims-profile", dest="claims_profile", default="smoke", choices=PROFILES,
-                    help="recipe profile of the reference models: smoke (CPU, minutes) or paper (GPU). Default: smoke")
+    group.addoption("--claims-profile", dest="claims_profile", default=None, metavar="NAME",
+                    help="recipe profile: smoke (CPU, minutes), paper (GPU), or one of --claims-recipes. Default: smoke")
     group.addoption("--claims-cache", dest="claims_cache", default=None, metavar="DIR",
-                    help="cache of datasets and trained models. Default: $MODEL_PROPS_CACHE or ~/.cache/model-props")
+                    help="cache of datasets, trained models and measurements. Default: $MODEL_PROPS_CACHE or ~/.cache/model-props")
     group.addoption("--claims-data-root", dest="claims_data_root", default=None, metavar="DIR",
                     help="folder holding CIFAR-10/100 (torchvision layout) for profiles that use them")
-    group.addoption("--claims-device", dest="claims_device", default="cpu", metavar="DEVICE",
+    group.addoption("--claims-device", dest="claims_device", default=None, metavar="DEVICE",
                     help="torch device for training and measurements: cpu, cuda, cuda:N. Default: cpu")
-    group.addoption("--claims-seed", dest="claims_seed", type=int, default=0, metavar="N",
+    group.addoption("--claims-seed", dest="claims_seed", type=int, default=None, metavar="N",
                     help="seed of every measurement's sampling. Default: 0")
+    group.addoption("--claims-train-seed", dest="claims_train_seed", type=int, default=None, metavar="N",
+                    help="train every recipe with seed N instead of its own (a different set of references)")
+    group.addoption("--claims-recipes", dest="claims_recipes", default=None, metavar="DIR",
+                    help="a folder of your own profiles (<profile>.toml); a file named like a built-in profile extends it")
+    group.addoption("--claims-remeasure", dest="claims_remeasure", action="store_true", default=None,
+                    help="ignore the measurement cache and measure again")
     group.addoption("--model", dest="claims_models", action="append", default=[], metavar="SPEC",
-                    help="a model to test besides the references: a reference name, timm:NAME or package.module:factory (repeatable)")
+                    help="a model to test instead of the references: a reference name, timm:NAME or package.module:factory (repeatable)")
     group.addoption("--checkpoint", dest="claims_checkpoints", action="append", default=[], metavar="PATH",
                     help="weights for the --model at the same position (safetensors or torch state dict); without it the model is trained with the profile's 'custom' recipe")
 
 
-def _settings(config: pytest.Config):
-    from .cache import default_cache_dir
-    from .store import Settings
+def _pyproject(config: pytest.Config) -> Path:
+    ini = config.inipath
+    return ini if ini is not None and ini.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
 
+
+def _cli(config: pytest.Config) -> dict[str, Any]:
     opt = config.option
-    device = opt.claims_device
-    if not (device == "cpu" or device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()) or device == "mps"):
-        raise pytest.UsageError(f"--claims-device={device!r}; valid: 'cpu', 'cuda', 'cuda:N', 'mps'")
-    return Settings(
-        profile=opt.claims_profile,
-        cache_dir=Path(opt.claims_cache).expanduser() if opt.claims_cache else default_cache_dir(),
-        data_root=Path(opt.claims_data_root).expanduser() if opt.claims_data_root else None,
-        device=device,
-        seed=opt.claims_seed,
-        progress=opt.capture == "no",  # a progress bar only where the user sees it (-s)
-    )
+    return {key: getattr(opt, dest) for dest, key in _OPTIONS.items()}
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    from .store import ModelStore
-    from .zoo import parse_spec
+def _collects_suite(config: pytest.Config) -> bool:
+    import importlib.util
 
-    models: list[str] = config.option.claims_models
-    checkpoints: list[str] = config.option.claims_checkpoints
+    spec = importlib.util.find_spec(SUITE_PACKAGE)
+    suite_dir = Path(spec.origin).parent if spec and spec.origin else None
+    for arg in config.args:
+        target = arg.split("::")[0]
+        if target == SUITE_PACKAGE or target.startswith(SUITE_PACKAGE + "."):
+            return True
+        if suite_dir is not None:
+            path = (config.invocation_params.dir / target).resolve()
+            if path == suite_dir or suite_dir in path.parents:
+                return True
+    return False
+
+
+def _in_use(config: pytest.Config) -> bool:
+    from .config import read_table
+
+    given = any(v not in (None, []) for v in _cli(config).values())
     try:
-        for spec in models:
-            parse_spec(spec)
+        table = read_table(_pyproject(config))
+    except ModelPropsError:
+        return True  # a broken table is reported by the settings
+    return given or bool(table) or _collects_suite(config)
+
+
+def _settings(config: pytest.Config):
+    """The session's :class:`~model_props.config.Settings` (validated once, then kept in the stash)."""
+    if _settings_key not in config.stash:
+        from .config import Settings, read_table
+
+        pyproject = _pyproject(config)
+        cli = {**_cli(config), "progress": config.option.capture == "no"}  # a progress bar only where it shows (-s)
+        config.stash[_settings_key] = Settings.resolve(read_table(pyproject), pyproject.parent, cli)
+    return config.stash[_settings_key]
+
+
+def _store(config: pytest.Config):
+    if _store_key not in config.stash:
+        from .store import ModelStore
+
+        config.stash[_store_key] = ModelStore(_settings(config))
+    return config.stash[_store_key]
+
+
+@pytest.hookimpl(tryfirst=True)  # before allure-pytest reads --alluredir
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    config.pluginmanager.register(Recorder(config), "model-props-recorder")
+    if not _in_use(config):
+        return
+    try:
+        store = _store(config)
+        store.profile  # an unknown profile or a malformed recipe is a usage error, reported now
+        from .zoo import parse_spec
+
+        for spec in store.settings.models:
+            if spec not in store.profile.recipes:
+                parse_spec(spec)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if checkpoints and len(checkpoints) != len(models):
-        raise pytest.UsageError(
-            f"got {len(checkpoints)} --checkpoint for {len(models)} --model; give one --checkpoint per --model, in order"
-        )
+    if getattr(config.option, "allure_report_dir", "unset") is None:  # allure-pytest is there and got no --alluredir
+        config.option.allure_report_dir = str(config.invocation_params.dir / "reports" / "allure-results")
+        config.option.clean_alluredir = True
     if hasattr(config, "workerinput"):  # pytest-xdist: share the cores instead of oversubscribing them
         import os
 
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(config.workerinput["workercount"])))
-    store = ModelStore(_settings(config), {m: Path(c).expanduser() for m, c in zip(models, checkpoints)})
-    config.stash[_store_key] = store
-    config.pluginmanager.register(Recorder(config), "model-props-recorder")
-    try:
-        names = store.reference_names()
-    except ModelPropsError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    config.stash[_models_key] = names + [m for m in models if m not in names]
 
 
 @contextmanager
@@ -99,35 +158,57 @@ def user_errors() -> Iterator[None]:
         pytest.fail(f"{type(exc).__name__}: {exc}", pytrace=False)
 
 
+def _expectation_mark(store, claim, model: str):
+    """The seed study's mark for ``claim`` on ``model``: strict xfail (known failure), non-strict xfail
+    (seed-dependent), or None (expected to pass, or not studied: a user's model)."""
+    study = store.study
+    if study is None or model not in store.profile.recipes:
+        return None
+    expectation = study.expectation(claim, model)
+    if expectation is None or expectation.kind == "pass":
+        return None
+    return pytest.mark.xfail(strict=expectation.kind == "known-failure", reason=expectation.reason)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``model_name`` runs over the references and every --model; ``claim_id`` x ``model_name`` over the
-    catalogue, with a strict xfail where a finding is known not to replicate at this profile."""
+    """``model_name`` runs over the models under test (``--model``, or the references); ``claim_id`` x
+    ``model_name`` over the catalogue, marked as the profile's seed study says."""
     if "model_name" not in metafunc.fixturenames:
         return
-    names = metafunc.config.stash[_models_key]
+    store = _store(metafunc.config)
+    with _usage_errors():
+        names = store.models_under_test()
     group = {n: pytest.mark.xdist_group(n.replace(":", "_")) for n in names}
     if "claim_id" not in metafunc.fixturenames:
         metafunc.parametrize("model_name", [pytest.param(n, id=n, marks=group[n]) for n in names], scope="session")
         return
     from .claims import list_claims
 
-    profile = metafunc.config.option.claims_profile
     params = []
     for claim in list_claims():
         for n in names:
             marks = [group[n], pytest.mark.claim]
             if claim.gate:
                 marks.append(pytest.mark.gate)
-            if (reason := claim.known_failures.get((profile, n))) is not None:
-                marks.append(pytest.mark.xfail(strict=True, reason=reason))
+            if (mark := _expectation_mark(store, claim, n)) is not None:
+                marks.append(mark)
             params.append(pytest.param(claim.id, n, id=f"{claim.id}-{n}", marks=marks))
     metafunc.parametrize(("claim_id", "model_name"), params, scope="session")
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except ModelPropsError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.fixture(scope="session")
 def model_store(request: pytest.FixtureRequest):
     """The session's :class:`~model_props.store.ModelStore`: ``model_store.get(name)`` builds once."""
-    return request.config.stash[_store_key]
+    with user_errors():
+        return _store(request.config)
 
 
 @pytest.fixture(scope="session")
@@ -163,15 +244,16 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g. mutants).
     """
     from .evaluation import evaluate_claim
-    from .recipes import measurement_settings
-    from .report import allure_labels, attach, figure_png, outcome_record, skip_record
+    from .report import allure_labels, attach, figure_png, model_facts, outcome_record, skip_record
+
+    xfail = request.node.get_closest_marker("xfail")
+    expected = None if xfail is None else "known-failure" if xfail.kwargs.get("strict") else "seed-dependent"
 
     def check(claim, mut, *, record: bool = True):
-        allure_labels(claim, mut.name)
+        allure_labels(claim, mut.name, expected)
         props = request.node.user_properties
         if record:
-            props.append(("model_info", {mut.name: {"accuracy": mut.metrics["test_accuracy"], "parameters": mut.parameters,
-                                                    "checkpoint_sha256": mut.checkpoint_sha256}}))
+            props.append(("model_info", {mut.name: model_facts(mut)}))
         reason = claim.skip_reason(mut.anatomy)
         if reason is not None:
             if record:
@@ -180,10 +262,10 @@ def check_claim(model_store, request: pytest.FixtureRequest):
         with user_errors():
             report = model_store.report_for(mut)
             outcome = evaluate_claim(claim, mut.name, report, mut.anatomy, model_store.unit_report,
-                                     seed=model_store.settings.seed, n_boot=measurement_settings(model_store.settings.profile).n_boot)
+                                     seed=model_store.settings.seed, n_boot=model_store.profile.measurement.n_boot)
         attach(outcome, figure_png(claim, report, mut.anatomy, mut.name))
         if record:
-            props.append(("claim_record", outcome_record(outcome)))
+            props.append(("claim_record", {**outcome_record(outcome), "expected": expected or "pass"}))
         return outcome
 
     return check
@@ -193,7 +275,7 @@ class Recorder:
     """Collects claim records and model facts; writes ``reports/summary.{json,md}`` and the verdict table.
 
     Records travel in ``report.user_properties``, so with pytest-xdist they reach the controller, which is
-    the only process that writes the summary.
+    the only process that writes the summary. Nothing is written or printed in a session without records.
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -207,10 +289,10 @@ class Recorder:
         if record is None or (report.when != "call" and not report.skipped):
             return
         record = dict(record)
-        if hasattr(report, "wasxfail"):
+        if report.skipped and hasattr(report, "wasxfail"):  # an expected failure that failed
             record["measured_verdict"] = record["verdict"]
             record["verdict"] = "xfailed"
-            record["reason"] = f"known not to replicate at this scale: {report.wasxfail}\n{record['reason']}"
+            record["reason"] = f"expected not to hold at this scale: {report.wasxfail}\n{record['reason']}"
         self.records.append(record)
         self.models.update(props.get("model_info", {}))
 
@@ -222,11 +304,12 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput") or not self.records:
             return
+        from .provenance import provenance
         from .report import write_summary
 
-        opt = self.config.option
-        write_summary(self.directory, profile=opt.claims_profile, seed=opt.claims_seed, models=self.models,
-                      results=self.records)
+        settings = _settings(self.config)
+        write_summary(self.directory, profile=settings.profile, seed=settings.seed, train_seed=settings.train_seed,
+                      models=self.models, results=self.records, provenance=provenance(settings.device))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter

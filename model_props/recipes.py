@@ -1,8 +1,15 @@
-"""Training recipes as data: frozen :class:`Recipe` dataclasses loaded from ``fixtures/<profile>.toml``.
+"""Training recipes as data: frozen :class:`Recipe` dataclasses grouped in named profiles.
 
-A profile file has a ``[defaults]`` table and one ``[recipes.NAME]`` table per recipe; a recipe table
-overrides the defaults. ``arch`` holds the architecture keyword arguments. The ``custom`` recipe is the
-template used to train a user's ``--model`` that comes without a ``--checkpoint``.
+A profile is a TOML file with a ``[defaults]`` table, one ``[recipes.NAME]`` table per recipe (a recipe table
+overrides the defaults; ``arch`` holds the architecture keyword arguments) and a ``[measurement]`` table.
+The built-in profiles ship inside the package (``model_props.fixtures``: ``smoke`` for a CPU, ``paper`` for a
+GPU). A user adds profiles, or extends a built-in one, with a folder of TOML files of their own
+(:class:`RecipeSource`): a user file named like a built-in profile overrides its tables key by key. Last
+come per-recipe overrides (the ``[tool.model_props.recipes.NAME]`` tables of a user's pyproject).
+
+Recipes named after a reference model (``vit``, ``pit``, ``swin``, ``resnet``, ``alternet``) are the
+references; ``custom`` is the template that trains a user's ``--model`` given without a ``--checkpoint``;
+every other recipe is a *variant* that a claim compares against (e.g. ``vit_gap``).
 """
 from __future__ import annotations
 
@@ -11,28 +18,36 @@ import fnmatch
 import hashlib
 import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import RecipeError, choices
 
-__all__ = ["Recipe", "MeasurementSettings", "PROFILES", "FIXTURES_DIR", "load_profile", "get_recipe", "list_recipes",
-           "custom_recipe", "measurement_settings"]
+__all__ = ["Recipe", "MeasurementSettings", "RecipeSource", "Profile", "BUILTIN_PACKAGE", "REFERENCE_NAMES",
+           "available_profiles", "load_profile", "get_recipe", "list_recipes"]
 
-FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
-PROFILES = ("smoke", "paper")
+BUILTIN_PACKAGE = "model_props.fixtures"
+REFERENCE_NAMES = ("vit", "pit", "swin", "resnet", "alternet")
 AUGMENTATIONS = ("crop", "flip", "mixup", "cutmix", "randaugment")
 
 
 @dataclass(frozen=True)
 class Recipe:
-    """Everything that determines a trained model. Its :meth:`key` names the cache entry."""
+    """Everything that determines a trained model. Its :meth:`key` names the cache entry.
+
+    The budget is counted in optimizer steps (``steps``) or in passes over the training split (``epochs``),
+    never in wall-clock time; the linear warm-up likewise (``warmup_steps`` or ``warmup_epochs``), followed
+    by a cosine decay to zero. Every step sees a full batch.
+    """
 
     name: str
     profile: str
     model: str
-    epochs: int
+    steps: int | None = None
+    epochs: float | None = None
     arch: dict[str, Any] = field(default_factory=dict)
     dataset: str = "deadleaves"
     subset: float = 1.0
@@ -41,14 +56,14 @@ class Recipe:
     lr: float = 1e-3
     weight_decay: float = 0.05
     momentum: float = 0.9
-    warmup_epochs: float = 0.0
+    warmup_steps: int | None = None
+    warmup_epochs: float | None = None
     label_smoothing: float = 0.0
     augment: tuple[str, ...] = ("crop", "flip")
     mixup_alpha: float = 1.0
     cutmix_alpha: float = 0.8
     grad_clip: float | None = None
     seed: int = 0
-    min_test_accuracy: float = 0.0
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -57,17 +72,37 @@ class Recipe:
         bad = [a for a in self.augment if a not in AUGMENTATIONS]
         if bad:
             raise RecipeError(f"recipe {self.name!r}: augment={bad}; valid: {choices(AUGMENTATIONS)}")
-        if self.epochs < 1 or self.batch_size < 1:
-            raise RecipeError(f"recipe {self.name!r}: epochs={self.epochs} and batch_size={self.batch_size} must be >= 1")
+        if (self.steps is None) == (self.epochs is None):
+            raise RecipeError(f"recipe {self.name!r}: give exactly one budget, steps or epochs "
+                              f"(got steps={self.steps}, epochs={self.epochs})")
+        if self.warmup_steps is not None and self.warmup_epochs is not None:
+            raise RecipeError(f"recipe {self.name!r}: give warmup_steps or warmup_epochs, not both")
+        if (self.steps or 1) < 1 or (self.epochs or 1) <= 0 or self.batch_size < 1:
+            raise RecipeError(f"recipe {self.name!r}: steps={self.steps}, epochs={self.epochs} and "
+                              f"batch_size={self.batch_size} must be positive")
         if not 0.0 < self.subset <= 1.0:
             raise RecipeError(f"recipe {self.name!r}: subset={self.subset} must be in (0, 1]")
+
+    def schedule(self, n_train: int) -> tuple[int, int]:
+        """(total steps, warm-up steps) for a training split of ``n_train`` images."""
+        per_epoch = n_train / self.batch_size
+        total = self.steps if self.steps is not None else max(1, round(self.epochs * per_epoch))
+        warmup = self.warmup_steps if self.warmup_steps is not None else round((self.warmup_epochs or 0.0) * per_epoch)
+        if not 0 <= warmup < total:
+            raise RecipeError(f"recipe {self.name!r}: warm-up of {warmup} steps must be shorter than the {total}-step budget")
+        return total, warmup
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def fingerprint(self) -> str:
+        """A hash of every field that affects training except the seed: what a seed study is keyed by."""
+        fields = {k: v for k, v in self.to_dict().items() if k not in ("description", "seed", "name", "profile")}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
     def key(self, code_hash: str = "") -> str:
-        """``NAME-<12 hex>``: a hash of every field that affects training (not the description/floor)."""
-        fields = {k: v for k, v in self.to_dict().items() if k not in ("description", "min_test_accuracy")}
+        """``NAME-<12 hex>``: a hash of every field that affects training (not the description)."""
+        fields = {k: v for k, v in self.to_dict().items() if k != "description"}
         digest = hashlib.sha256(json.dumps([fields, code_hash], sort_keys=True, default=str).encode())
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.name)
         return f"{safe}-{digest.hexdigest()[:12]}"
@@ -82,7 +117,46 @@ class MeasurementSettings:
     n_boot: int = 2000  # bootstrap resamples
 
 
-_FIELDS = {f.name for f in dataclasses.fields(Recipe)}
+_FIELDS = {f.name for f in dataclasses.fields(Recipe)} - {"name", "profile"}
+_MEASUREMENT_FIELDS = {f.name for f in dataclasses.fields(MeasurementSettings)}
+_SECTIONS = ("defaults", "recipes", "measurement")
+
+
+@dataclass(frozen=True)
+class RecipeSource:
+    """Where profiles come from: the built-in ones, a user's folder of ``<profile>.toml`` files, and
+    per-recipe field overrides (recipe name -> {field: value}) applied to the selected profile."""
+
+    user_dir: Path | None = None
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def files(self) -> dict[str, list[Any]]:
+        """profile name -> its files, built-in first (importlib Traversables or Paths)."""
+        found: dict[str, list[Any]] = {}
+        for entry in sorted(resources.files(BUILTIN_PACKAGE).iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                found.setdefault(entry.name.removesuffix(".toml"), []).append(entry)
+        if self.user_dir is not None:
+            if not self.user_dir.is_dir():
+                raise RecipeError(f"recipes folder {str(self.user_dir)!r} does not exist")
+            for path in sorted(self.user_dir.glob("*.toml")):
+                found.setdefault(path.stem, []).append(path)
+        return found
+
+
+def available_profiles(source: RecipeSource = RecipeSource()) -> list[str]:
+    return sorted(source.files())
+
+
+def _read(entry: Any) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(entry.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise RecipeError(f"{entry}: invalid TOML: {exc}") from exc
+    unknown = set(data) - set(_SECTIONS)
+    if unknown:
+        raise RecipeError(f"{entry}: unknown tables {sorted(unknown)}; valid: {choices(_SECTIONS)}")
+    return data
 
 
 def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
@@ -97,48 +171,66 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
         raise RecipeError(f"recipe {name!r} in profile {profile!r}: {exc}") from exc
 
 
-def _read(profile: str, fixtures_dir: Path) -> dict[str, Any]:
-    path = fixtures_dir / f"{profile}.toml"
-    if not path.is_file():
-        available = sorted(p.stem for p in fixtures_dir.glob("*.toml"))
-        raise RecipeError(f"unknown profile={profile!r}; valid: {choices(available)}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise RecipeError(f"{path}: invalid TOML: {exc}") from exc
-    return data
+@dataclass(frozen=True)
+class Profile:
+    """The recipes and measurement settings of one profile, with the files they were read from."""
+
+    name: str
+    recipes: Mapping[str, Recipe]
+    measurement: MeasurementSettings
+    files: tuple[str, ...]
+
+    def recipe(self, name: str) -> Recipe:
+        if name not in self.recipes:
+            raise RecipeError(f"profile {self.name!r} has no recipe {name!r}; valid: {choices(self.recipes)}")
+        return self.recipes[name]
+
+    @property
+    def references(self) -> list[str]:
+        """The reference recipes, in the order of :data:`REFERENCE_NAMES`."""
+        return [n for n in REFERENCE_NAMES if n in self.recipes]
+
+    @property
+    def variants(self) -> list[str]:
+        return [n for n in self.recipes if n not in REFERENCE_NAMES and n != "custom"]
+
+    def custom(self, model_spec: str) -> Recipe:
+        """The ``custom`` template applied to a user's model spec."""
+        return dataclasses.replace(self.recipe("custom"), name=f"custom-{model_spec}", model=model_spec)
 
 
-def measurement_settings(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> MeasurementSettings:
-    table = _read(profile, fixtures_dir).get("measurement", {})
-    try:
-        return MeasurementSettings(**table)
-    except TypeError as exc:
-        raise RecipeError(f"profile {profile!r} [measurement]: {exc}") from exc
-
-
-def load_profile(profile: str, fixtures_dir: Path = FIXTURES_DIR) -> dict[str, Recipe]:
-    """All recipes of a profile, by name."""
-    data = _read(profile, fixtures_dir)
-    defaults = data.get("defaults", {})
-    return {
-        name: _make(name, profile, {**defaults, **table}) for name, table in data.get("recipes", {}).items()
-    }
+def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> Profile:
+    """A profile by name, from the built-in files, the user's folder and the overrides of ``source``."""
+    files = source.files()
+    if name not in files:
+        where = f" (built-in, and the user's recipes folder {str(source.user_dir)!r})" if source.user_dir else ""
+        raise RecipeError(f"unknown profile={name!r}; valid: {choices(files)}{where}")
+    defaults: dict[str, Any] = {}
+    tables: dict[str, dict[str, Any]] = {}
+    measurement: dict[str, Any] = {}
+    for entry in files[name]:
+        data = _read(entry)
+        defaults.update(data.get("defaults", {}))
+        for recipe, table in data.get("recipes", {}).items():
+            tables.setdefault(recipe, {}).update(table)
+        measurement.update(data.get("measurement", {}))
+    unknown = set(source.overrides) - set(tables)
+    if unknown:
+        raise RecipeError(f"recipe overrides name {sorted(unknown)}, not recipes of profile {name!r}; valid: {choices(tables)}")
+    for recipe, fields in source.overrides.items():
+        tables[recipe] = {**tables[recipe], **fields}
+    bad = set(measurement) - _MEASUREMENT_FIELDS
+    if bad:
+        raise RecipeError(f"profile {name!r} [measurement]: unknown fields {sorted(bad)}; valid: {choices(_MEASUREMENT_FIELDS)}")
+    recipes = {r: _make(r, name, {**defaults, **t}) for r, t in tables.items()}
+    return Profile(name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]))
 
 
 def get_recipe(profile: str, name: str) -> Recipe:
-    recipes = load_profile(profile)
-    if name not in recipes:
-        raise RecipeError(f"profile {profile!r} has no recipe {name!r}; valid: {choices(recipes)}")
-    return recipes[name]
+    """A built-in recipe, e.g. ``get_recipe('smoke', 'vit')``."""
+    return load_profile(profile).recipe(name)
 
 
 def list_recipes(profile: str, pattern: str = "*") -> list[str]:
-    """Recipe names matching a glob, e.g. ``list_recipes('smoke', 'vit*')``."""
-    return sorted(n for n in load_profile(profile) if fnmatch.fnmatchcase(n, pattern))
-
-
-def custom_recipe(profile: str, model_spec: str) -> Recipe:
-    """The profile's ``custom`` template, applied to a user's model spec."""
-    template = get_recipe(profile, "custom")
-    return dataclasses.replace(template, name=f"custom-{model_spec}", model=model_spec)
+    """Recipe names of a built-in profile matching a glob, e.g. ``list_recipes('smoke', 'vit*')``."""
+    return sorted(n for n in load_profile(profile).recipes if fnmatch.fnmatchcase(n, pattern))

@@ -6,13 +6,16 @@ on a resample of its sampling units (images, or mini-batches for CKA). A part wi
 model with a reference model (two-sample bootstrap): the statistic is stat(model) - stat(reference).
 
 Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
-(the missing trait), which becomes the skip reason. ``known_failures`` maps (profile, model) to the reason a
-finding is known not to replicate there; those tests are strict xfails.
+(the missing trait), which becomes the skip reason. Whether a finding replicates at a profile's scale is not
+written here but measured: the profile's seed study (:mod:`model_props.study`) marks known failures and
+seed-dependent verdicts, citing the claim's ``evidence`` (what the paper shows, and on what).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -72,13 +75,18 @@ class Claim:
     section: str
     statement: str
     units: str  # which units the claim reads, in the paper's words
+    evidence: str  # what the paper shows and on what models/data, cited when a finding does not replicate
     measurement: Measurement
     parts: tuple[Part, ...]
     applies: Applies
     level: float = 0.95
     severity: Literal["blocker", "critical", "normal", "minor", "trivial"] = "normal"
     gate: bool = False
-    known_failures: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""
+        rules = [(p.name, p.statistic_name, p.direction, p.threshold, p.versus, p.sampling) for p in self.parts]
+        return hashlib.sha256(json.dumps([self.id, self.level, rules]).encode()).hexdigest()[:12]
 
     def skip_reason(self, anat: Anatomy) -> str | None:
         """Why the claim does not apply to this anatomy, or None if it does."""

@@ -56,6 +56,7 @@ MSA_LOWPASS = Claim(
               "high-frequency Δlog-amplitude of the feature map.",
     units="MSA units with normalised depth >= 0.5; the change of ΔlogA at the highest diagonal frequency "
           "from the state before the unit to the state after it",
+    evidence="Park & Kim Fig. 8 (ImageNet ViT-Ti at 224 px): every MSA lowers the high-frequency Δlog-amplitude",
     measurement="fourier",
     parts=(_LATER_MSA,),
     applies=needs_kinds("msa"),
@@ -71,6 +72,7 @@ CONV_MLP_HIGHPASS = Claim(
               "Δlog-amplitude of the feature map.",
     units="conv units that do not subsample, and MLP units, at every depth (subsampling layers are the "
           "paper's exception: they cut high frequencies)",
+    evidence="Park & Kim Fig. 2a and 8 (ImageNet ResNet-50 and ViT-Ti at 224 px): conv blocks and MLPs raise the high-frequency Δlog-amplitude",
     measurement="fourier",
     parts=(Part(
         name="conv-mlp",
@@ -80,16 +82,6 @@ CONV_MLP_HIGHPASS = Claim(
     ),),
     applies=needs_kinds("conv", "mlp"),
     severity="critical",
-    known_failures={
-        ("smoke", "resnet"): "Park & Kim Fig. 8 (ImageNet ResNet-50 at 224 px, max-pool stem): conv blocks raise the "
-        "high-frequency ΔlogA and subsampling cuts it. Smoke ResNet (32 px CIFAR stem without max-pool, 4 epochs on "
-        "dead leaves): every non-subsampling block lowers it (mean -0.26 per block) and the strided blocks raise it.",
-        ("smoke", "swin"): "Park & Kim Fig. 8 shows MLPs raising the high-frequency ΔlogA in ViT. Smoke Swin: its "
-        "MLPs lower it on average (mean -0.03), most in the last stage's 4x4 maps.",
-        ("smoke", "alternet"): "Park & Kim Fig. 8 (ImageNet ResNet-50): conv blocks raise the high-frequency ΔlogA. "
-        "Smoke AlterNet: its conv units lower it (mean -1.2), dominated by the first block acting on the raw 3x3-conv "
-        "stem at 32 px.",
-    },
 )
 
 MSA_REDUCES_VARIANCE = Claim(
@@ -101,6 +93,7 @@ MSA_REDUCES_VARIANCE = Claim(
               "accumulates within a stage and peaks at its end.",
     units="MSA units; non-subsampling conv and MLP units; for pure conv networks, the last unit of each stage "
           "against the first unit of the next",
+    evidence="Park & Kim Fig. 9 (CIFAR-100 ResNet-50 and ViT-Ti, fully trained): MSAs lower the feature-map variance, convs and MLPs raise it, and ResNet's variance peaks at the end of each stage",
     measurement="variance",
     parts=(
         Part(
@@ -126,14 +119,6 @@ MSA_REDUCES_VARIANCE = Claim(
         ),
     ),
     applies=needs_kinds("msa", "conv", "mlp"),
-    known_failures={
-        ("smoke", "vit"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti, 300 epochs): every MSA lowers the feature-map "
-        "variance. Smoke ViT (3 epochs on dead leaves): its MSA units raise it (mean +0.030); the MLP part holds.",
-        ("smoke", "pit"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti): every MSA lowers the feature-map variance. Smoke "
-        "PiT (4 epochs on dead leaves): its MSA units raise it (mean +0.007); the MLP part holds.",
-        ("smoke", "swin"): "Park & Kim Fig. 9 (CIFAR-100 ViT-Ti): every MSA lowers the feature-map variance. Smoke "
-        "Swin (4 epochs on dead leaves): its MSA units raise it (mean +0.034); the MLP part holds.",
-    },
 )
 
 MULTISTAGE_BLOCK_CKA = Claim(
@@ -146,6 +131,7 @@ MULTISTAGE_BLOCK_CKA = Claim(
               "(also Raghu et al. 2021, Fig. 1).",
     units="all units except the head. Multi-stage models: unit pairs within a stage vs across stages. "
           "Single-stage ViTs: the lowest third of depth against the highest third, compared with ResNet",
+    evidence="Park & Kim App. D.3 and Raghu et al. Fig. 1 (ViT and ResNet on ImageNet/JFT): multi-stage models show CKA block structure, ViT is uniform across depth",
     measurement="cka",
     parts=(
         Part(

@@ -66,6 +66,7 @@ SKIP_DOMINATES = Claim(
               "network the pattern reverses (spatial tokens high, CLS low).",
     units="every residual unit (MSA and MLP; ResNet's conv blocks); the CLS token measured apart from the "
           "spatial tokens; lower half = normalised depth < 0.5",
+    evidence="Raghu et al. Fig. 9-10 (ViT-B/32 and ResNet-50 on JFT-300M): ViT's skip-norm ratio exceeds ResNet's; the CLS token's ratio is high in lower layers and low past the middle",
     measurement="skip",
     parts=(
         Part(
@@ -91,14 +92,6 @@ SKIP_DOMINATES = Claim(
         ),
     ),
     applies=_has_global_attention,
-    known_failures={
-        ("smoke", "vit"): "Raghu et al. Fig. 10 (ViT-B/32 on JFT-300M): in lower layers the CLS token's skip ratio "
-        "exceeds the spatial tokens'. Smoke ViT (3 epochs): the ViT-vs-ResNet part holds (+4.4) but in the lower half "
-        "the CLS ratio is below the spatial one (-3.4): timm starts the CLS token near zero and 3 epochs do not grow it.",
-        ("smoke", "pit"): "Raghu et al. Fig. 10: CLS ratio high in lower layers, low past the middle. Smoke PiT "
-        "(4 epochs): the PiT-vs-ResNet part holds (+1.5) but the CLS pattern is reversed (lower half -0.82, upper "
-        "half +0.87).",
-    },
 )
 
 ATTENTION_DISTANCE_GROWS = Claim(
@@ -111,6 +104,7 @@ ATTENTION_DISTANCE_GROWS = Claim(
               "do not learn local heads (Raghu et al., Fig. 4).",
     units="global MSA units; lower half = normalised depth < 0.5; distance in input pixels between patch "
           "centres, CLS excluded and rows renormalised",
+    evidence="Raghu et al. Fig. 3-4 (ViTs on JFT-300M; trained on ImageNet alone, lower layers learn fewer local heads): attention distance grows with depth and lower layers mix local and global heads",
     measurement="attention",
     parts=(
         Part(
@@ -127,14 +121,6 @@ ATTENTION_DISTANCE_GROWS = Claim(
         ),
     ),
     applies=_has_global_attention,
-    known_failures={
-        ("smoke", "vit"): "Raghu et al. Fig. 3-4: lower layers mix local and global heads, but ViTs trained on "
-        "ImageNet alone fail to learn local heads in lower layers. Smoke ViT (12k images, 3 epochs): every head "
-        "attends almost uniformly (16.4-16.7 px on the 8x8 grid); distance grows only slightly (+0.02 px) and "
-        "lower-layer heads are less spread than upper ones (-0.018 px).",
-        ("smoke", "pit"): "Raghu et al. Fig. 3-4 (ViT): attention distance grows with depth given enough data. "
-        "Smoke PiT (12k images, 4 epochs): it shrinks (upper minus lower half -0.28 px).",
-    },
 )
 
 CLAIMS = (SKIP_DOMINATES, ATTENTION_DISTANCE_GROWS)

@@ -6,6 +6,12 @@ import textwrap
 
 import pytest
 
+# pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
+# torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
+import model_props.evaluation  # noqa: F401,E402
+import model_props.report  # noqa: F401,E402
+import model_props.store  # noqa: F401,E402
+
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import pytest
 from model_props.anatomy import anatomy
 from model_props.claims import CLAIMS, get_claim, list_claims
 from model_props.errors import ModelPropsError
-from model_props.recipes import PROFILES, get_recipe
+from model_props.recipes import get_recipe
 from model_props.report import write_summary
 from model_props.zoo import build_model
 
@@ -31,8 +31,18 @@ def test_ids_and_numbers_follow_the_design_catalogue():
 def test_every_claim_cites_its_paper_and_states_units_and_rules():
     for c in CLAIMS.values():
         assert c.paper.url.startswith("https://arxiv.org/abs/") and c.section and c.statement and c.units
+        assert c.evidence.startswith(("Park & Kim", "Raghu et al.")) and "Fig." in c.evidence or "App." in c.evidence
         assert c.parts and all(p.rule for p in c.parts)
-        assert set(p for p, _ in c.known_failures) <= set(PROFILES)
+
+
+def test_claim_fingerprint_follows_the_decision_rules():
+    import dataclasses
+
+    claim = get_claim("park2022.msa-lowpass")
+    assert claim.fingerprint() == get_claim("park2022.msa-lowpass").fingerprint()
+    assert dataclasses.replace(claim, statement="reworded").fingerprint() == claim.fingerprint()
+    moved = dataclasses.replace(claim, parts=(dataclasses.replace(claim.parts[0], threshold=0.1),))
+    assert moved.fingerprint() != claim.fingerprint()
 
 
 def test_unknown_claim_lists_valid_ids():
@@ -66,9 +76,10 @@ def test_summary_json_contract(tmp_path):
          "interval": None, "reason": "resnet has no msa units"},
     ]
     write_summary(tmp_path, profile="smoke", seed=0, models={"vit": {"accuracy": 0.8, "parameters": 1, "checkpoint_sha256": "ab"}},
-                  results=records)
+                  results=records, provenance={"versions": {"torch": "2"}})
     data = json.loads((tmp_path / "summary.json").read_text())
-    assert set(data) == {"schema_version", "profile", "seed", "models", "results"}
+    assert set(data) >= {"schema_version", "profile", "seed", "train_seed", "provenance", "models", "results"}
+    assert data["schema_version"] == 1 and data["provenance"]["versions"]["torch"] == "2"
     assert data["profile"] == "smoke" and data["seed"] == 0 and data["models"]["vit"]["accuracy"] == 0.8
     for r in data["results"]:
         assert set(r) >= {"claim", "model", "verdict", "statistic", "value", "interval", "reason"}

@@ -11,15 +11,25 @@ REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester, tmp_path_factory):
-    pytester.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
+def inprocess(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester for in-process runs: allure-pytest keeps process-global state that a nested session using
+    it would clobber, so the nested session runs without it (the Allure test below uses a subprocess)."""
+    pytester.makeini("[pytest]\naddopts = -p no:allure_pytest\n")
     return pytester
 
 
-def test_collect_shows_references_and_user_models(suite):
+@pytest.fixture
+def suite(inprocess: pytest.Pytester):
+    inprocess.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
+    return inprocess
+
+
+def test_collect_shows_the_references_or_the_given_models(suite):
+    result = suite.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in REFERENCES] + ["5 tests collected*"])
     result = suite.runpytest("--collect-only", "-q", "--model", "timm:resnet10t", "--model", "mypkg.nets:build")
-    result.assert_outcomes()
-    result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in REFERENCES + ["timm:resnet10t", "mypkg.nets:build"]])
+    result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in ["timm:resnet10t", "mypkg.nets:build"]]
+                                + ["2 tests collected*"])
 
 
 def test_options_are_grouped_with_one_prefix(suite):
@@ -45,21 +55,24 @@ def test_checkpoints_must_pair_with_models(suite):
 def test_bad_device_is_a_usage_error(suite):
     result = suite.runpytest("--claims-device", "tpu")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--claims-device='tpu'; valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"])
+    result.stderr.fnmatch_lines(["*device='tpu' (--claims-device or [[]tool.model_props[]] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"])
 
 
-def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store, user_module):
+def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store, user_module, monkeypatch):
     pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")
     ckpt = tmp_path / "nan.pt"
     torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
-    result = pytester.runpytest("--model", f"{user_module}:nan", "--checkpoint", str(ckpt), "-k", user_module,
-                                f"--claims-cache={model_store.settings.cache_dir}")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where user_module lives
+    # a subprocess: allure-pytest's process-global fixture hooks would see a nested in-process session's fixtures
+    result = pytester.runpytest_subprocess("--model", f"{user_module}:nan", "--checkpoint", str(ckpt), "-k", user_module,
+                                           f"--claims-cache={model_store.settings.cache_dir}")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ModelOutputError: model 'usermodels:nan' output has 20 non-finite values (NaN/inf) out of 20*"])
     assert "Traceback" not in result.stdout.str()
 
 
-def test_missing_dataset_fails_in_one_line(pytester: pytest.Pytester, tmp_path):
+def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path):
+    pytester = inprocess
     pytester.makepyfile(test_it="def test_data(dataset):\n    assert dataset\n")
     result = pytester.runpytest("--claims-profile", "paper", f"--claims-cache={tmp_path}",
                                 f"--claims-data-root={tmp_path / 'nowhere'}")
@@ -102,3 +115,42 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytes
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     assert summary["models"]["untrained-resnet"]["accuracy"] == 0.1
     assert [r["claim"] for r in summary["results"]] == ["park2022.conv-mlp-highpass"]
+
+
+def test_plugin_registers_its_markers(inprocess):
+    result = inprocess.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.claim: a test of a published claim*", "@pytest.mark.gate: a claim that gates*",
+                                 "@pytest.mark.slow: *"])
+
+
+def test_pyproject_table_configures_the_session(suite):
+    suite.makepyprojecttoml('[tool.model_props]\nmodels = ["timm:resnet10t"]\nprofile = "smoke"\nseed = 3\n')
+    result = suite.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["test_models.py::test_model[[]timm:resnet10t[]]", "1 test collected*"])
+    result = suite.runpytest("--collect-only", "-q", "--model", "mypkg.nets:build")  # the command line wins
+    result.stdout.fnmatch_lines(["test_models.py::test_model[[]mypkg.nets:build[]]", "1 test collected*"])
+
+
+def test_unknown_table_key_lists_the_valid_ones(suite):
+    suite.makepyprojecttoml('[tool.model_props]\nmodles = ["vit"]\n')
+    result = suite.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*[[]tool.model_props]: unknown keys [[]'modles']; valid: 'cache', 'checkpoints', 'data_root', 'device',*'models',*"])
+
+
+def test_table_value_of_the_wrong_type_is_named(suite):
+    suite.makepyprojecttoml('[tool.model_props]\nmodels = "vit"\n')
+    result = suite.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*models='vit' must be a list (model specs under test)*"])
+
+
+def test_users_recipes_folder_adds_profiles(suite, tmp_path):
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    (recipes / "mine.toml").write_text('[defaults]\nsteps = 10\n[recipes.vit]\nmodel = "vit"\n[recipes.custom]\nmodel = ""\n')
+    result = suite.runpytest("--collect-only", "-q", f"--claims-recipes={recipes}", "--claims-profile=mine")
+    result.stdout.fnmatch_lines(["test_models.py::test_model[[]vit[]]", "1 test collected*"])
+    result = suite.runpytest("--collect-only", f"--claims-recipes={recipes}", "--claims-profile=huge")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown profile='huge'; valid: 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"])

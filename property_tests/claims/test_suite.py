@@ -1,0 +1,2 @@
+"""This repository runs the packaged claim suite (``model_props.suite``) as a user's project would."""
+from model_props.suite.test_claims import *  # noqa: F401,F403
