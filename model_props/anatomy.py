@@ -148,9 +148,13 @@ def _strided(block: nn.Module) -> bool:
 
 
 def _resnet(net) -> Anatomy:
+    from timm.models.resnet import BasicBlock, Bottleneck
+
     units = [_u("embed", "embed", 0, Tap("net.maxpool", "output"))]
     for s in range(4):
         for j, blk in enumerate(getattr(net, f"layer{s + 1}")):
+            if not isinstance(blk, (BasicBlock, Bottleneck)):  # a smoothing block: no residual unit of its own
+                continue
             path = f"net.layer{s + 1}.{j}"
             last = "drop_path" if blk.drop_path is not None else "se" if blk.se is not None else ("bn3" if hasattr(blk, "bn3") else "bn2")
             skip = Tap(f"{path}.downsample") if blk.downsample is not None else Tap(path, "input")

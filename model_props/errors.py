@@ -19,6 +19,7 @@ __all__ = [
     "RecipeError",
     "CacheError",
     "ConfigError",
+    "MeasurementError",
 ]
 
 
@@ -65,6 +66,10 @@ class CacheError(ModelPropsError):
 
 class ConfigError(ModelPropsError):
     """The [tool.model_props] table or the command-line options are invalid."""
+
+
+class MeasurementError(ModelPropsError):
+    """A measurement cannot be taken on this model or input (e.g. no second derivative, NaN loss, bad epsilon)."""
 
 
 def choices(values: Iterable[str]) -> str:

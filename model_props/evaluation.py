@@ -15,7 +15,6 @@ from typing import Any, Literal
 from .anatomy import Anatomy
 from .claims import Claim, Part
 from .errors import ModelPropsError
-from .measures import UnitReport
 from .stats import (
     N_BOOT, Estimate, Verdict, bootstrap, bootstrap_two_sample, decide, samples_to_settle, standardized_effect,
 )
@@ -81,25 +80,27 @@ class ClaimOutcome:
         return "\n".join(lines)
 
 
+Reports = Callable[[str | None, str, str], Any]  # (model name or None for the model under test, kind, checkpoint)
+
+
 def evaluate_claim(
     claim: Claim,
     model: str,
-    report: UnitReport,
     anat: Anatomy,
-    reference: Callable[[str], UnitReport],
+    reports: Reports,
     *,
     seed: int = 0,
     n_boot: int = N_BOOT,
 ) -> ClaimOutcome:
-    """Bootstrap every part of ``claim`` that applies to ``anat``; ``reference(name)`` gives other models'
-    reports for two-sample parts."""
+    """Bootstrap every part of ``claim`` that applies to ``anat``. ``reports(name, kind, checkpoint)`` gives
+    the report a part reads: of the model under test (``name=None``) or of a named model of the profile."""
     outcomes = []
     for part in claim.parts:
         reason = part.applies(anat)
         if reason is not None:
             outcomes.append(PartOutcome(part, "skipped", reason=reason))
             continue
-        est = _estimate(part, report, reference, claim.level, seed, n_boot)
+        est = _estimate(part, reports, claim.level, seed, n_boot)
         if not all(map(math.isfinite, (est.value, est.low, est.high))):
             raise ModelPropsError(f"{claim.id} [{part.name}] on {model}: the statistic '{part.statistic_name}' is "
                                   f"undefined (NaN); the measurement found none of the units it reads")
@@ -109,17 +110,14 @@ def evaluate_claim(
     return ClaimOutcome(claim, model, tuple(outcomes))
 
 
-def _n(report: UnitReport, part: Part) -> int:
-    return report.n_images if part.sampling == "images" else len(report.cka.per_batch)
-
-
-def _estimate(part: Part, report: UnitReport, reference: Callable[[str], UnitReport], level: float, seed: int,
-              n_boot: int) -> Estimate:
+def _estimate(part: Part, reports: Reports, level: float, seed: int, n_boot: int) -> Estimate:
     stat = part.statistic
+    report = reports(part.subject, part.report, part.checkpoint)
+    n = report.size(part.sampling)
     if part.versus is None:
-        return bootstrap(_n(report, part), lambda i: stat(report, i), level=level, seed=seed, n_boot=n_boot)
-    other = reference(part.versus)
+        return bootstrap(n, lambda i: stat(report, i), level=level, seed=seed, n_boot=n_boot)
+    other = reports(part.versus, part.report, part.checkpoint)
     return bootstrap_two_sample(
-        _n(report, part), _n(other, part), lambda i, j: stat(report, i) - stat(other, j), level=level, seed=seed,
+        n, other.size(part.sampling), lambda i, j: stat(report, i) - stat(other, j), level=level, seed=seed,
         n_boot=n_boot,
     )

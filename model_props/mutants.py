@@ -16,10 +16,17 @@ module structure of their base model, so its anatomy adapter and capture taps st
   claim 17). A constant gain would not do: the stream would grow with the branches.
 - ``inverted-attention-distance`` (ViT): lower-half MSAs attend uniformly (global), upper-half MSAs attend
   only to themselves (distance 0) (false: claim 18).
+- ``sharpened-loss`` / ``concave-loss`` (any model): the loss the Hessian reads gains a term
+  ``+-SHIFT/2 ||theta||^2``, which moves every eigenvalue by exactly ``+-SHIFT``. Sharpened: no negative
+  eigenvalues and a huge APE; concave: only negative eigenvalues and a huge negative magnitude (false: the
+  loss-landscape claims 1-6, 15, 21, 22, whichever way each one points).
+- ``sharpening-smoothing`` (ResNet with spatial smoothing): every smoothing block boosts high frequencies
+  (``x + 3 (x - blur(x))``) instead of blurring them (false: claim 15).
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Literal
 
@@ -29,9 +36,12 @@ from torch import nn
 from .anatomy import anatomy
 from .errors import ModelPropsError, choices
 from .store import ModelUnderTest
+from .zoo.resnet import SpatialSmoothing
 from .zoo.wrapper import unwrap
 
-__all__ = ["MUTANTS", "make_mutant", "FixedAttention"]
+__all__ = ["MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention"]
+
+SHIFT = 1e5  # far beyond any top eigenvalue of the smoke and paper models (hundreds to a few thousand)
 
 
 class FixedAttention(nn.Module):
@@ -104,6 +114,22 @@ def _scrambled_mlps(net: nn.Module) -> None:
         blk.mlp = RandomFeatures(blk.norm2.normalized_shape[0], gain=100.0 * 10.0**i, freq=30.0, seed=i)
 
 
+class Sharpen(SpatialSmoothing):
+    """The smoothing block turned around: ``x + 3 (x - blur(x))`` amplifies what the blur would remove."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 3.0 * (x - super().forward(x))
+
+
+def _sharpening_smoothing(net: nn.Module) -> None:
+    blocks = [(name, m) for name, m in net.named_modules() if isinstance(m, SpatialSmoothing)]
+    if not blocks:
+        raise ModelPropsError(f"{type(net).__name__} has no spatial smoothing blocks to mutate")
+    for name, _ in blocks:
+        parent, _, child = name.rpartition(".")
+        setattr(net.get_submodule(parent), child, Sharpen())
+
+
 def _blur_convs(net: nn.Module) -> None:
     from timm.models.resnet import BasicBlock
 
@@ -122,14 +148,21 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "scrambled-mlps": _scrambled_mlps,
     "amplified-branches": _amplified_branches,
     "inverted-attention-distance": _inverted_attention_distance,
+    "sharpening-smoothing": _sharpening_smoothing,
 }
+LOSS_MUTANTS: dict[str, float] = {"sharpened-loss": SHIFT, "concave-loss": -SHIFT}
 
 
 def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
-    """A mutated deep copy of ``base`` (the base is untouched), named ``BASE+MUTATION``."""
+    """A mutated copy of ``base`` (the base is untouched), named ``BASE+MUTATION``. Its measurements are
+    cached under the base's weights plus the mutation."""
+    if mutation in LOSS_MUTANTS:
+        return dataclasses.replace(base, name=f"{base.name}+{mutation}", mutation=mutation,
+                                   loss_shift=base.loss_shift + LOSS_MUTANTS[mutation])
     if mutation not in MUTANTS:
-        raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(MUTANTS)}")
+        raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices([*MUTANTS, *LOSS_MUTANTS])}")
     model = copy.deepcopy(base.model)
     MUTANTS[mutation](unwrap(model))
     model.eval()
-    return ModelUnderTest(f"{base.name}+{mutation}", model, anatomy(model), dict(base.metrics), None, None)
+    return dataclasses.replace(base, name=f"{base.name}+{mutation}", model=model, anatomy=anatomy(model),
+                               metrics=dict(base.metrics), mutation=mutation)

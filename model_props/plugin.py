@@ -237,33 +237,48 @@ def reference_model(model_store):
 
 @pytest.fixture
 def check_claim(model_store, request: pytest.FixtureRequest):
-    """``check_claim(claim, model_under_test, record=True) -> ClaimOutcome``.
+    """``check_claim(claim, model_under_test, record=True, substitutes=None) -> ClaimOutcome``.
 
-    Skips (with the missing trait as the reason) when the claim does not apply; otherwise measures the
-    model (once a session), bootstraps every part, labels the Allure result, attaches the figure and the
+    Skips (with the reason) when the claim does not apply; otherwise reads every report its parts name (of
+    the model under test and of the models it compares with, at their checkpoints; once a session and from
+    the measurement cache), bootstraps every part, labels the Allure result, attaches the figure and the
     numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g. mutants).
+    ``substitutes`` maps a model name to a model to read instead (a mutant standing in for a variant).
     """
     from .evaluation import evaluate_claim
-    from .report import allure_labels, attach, figure_png, model_facts, outcome_record, skip_record
+    from .figures import figure_png, raw_measurements
+    from .report import allure_labels, attach, model_facts, outcome_record, skip_record
 
     xfail = request.node.get_closest_marker("xfail")
     expected = None if xfail is None else "known-failure" if xfail.kwargs.get("strict") else "seed-dependent"
 
-    def check(claim, mut, *, record: bool = True):
+    def check(claim, mut, *, record: bool = True, substitutes=None):
         allure_labels(claim, mut.name, expected)
         props = request.node.user_properties
         if record:
             props.append(("model_info", {mut.name: model_facts(mut)}))
-        reason = claim.skip_reason(mut.anatomy)
+        with user_errors():
+            reason = claim.skip_reason(mut.anatomy, mut.name, model_store.profile.recipes)
         if reason is not None:
             if record:
                 props.append(("claim_record", skip_record(claim, mut.name, reason)))
             pytest.skip(f"{claim.id} does not apply to {mut.name}: {reason}")
+        used: dict[tuple[str, str, str], object] = {}
+
+        def reports(name, kind, checkpoint):
+            name = name or mut.name
+            target = (substitutes or {}).get(name)
+            if target is None and name == mut.name and (mut.checkpoint_name == checkpoint or mut.recipe is None
+                                                        or mut.mutation is not None):
+                target = mut  # the model under test itself (a mutant or a user's weights: the only state there is)
+            report = model_store.report_for(target, kind) if target is not None else model_store.report(name, kind, checkpoint)
+            used[(name, kind, checkpoint)] = report
+            return report
+
         with user_errors():
-            report = model_store.report_for(mut)
-            outcome = evaluate_claim(claim, mut.name, report, mut.anatomy, model_store.unit_report,
-                                     seed=model_store.settings.seed, n_boot=model_store.profile.measurement.n_boot)
-        attach(outcome, figure_png(claim, report, mut.anatomy, mut.name))
+            outcome = evaluate_claim(claim, mut.name, mut.anatomy, reports, seed=model_store.settings.seed,
+                                     n_boot=model_store.profile.measurement.n_boot)
+        attach(outcome, figure_png(claim, mut.name, used), raw_measurements(used))
         if record:
             props.append(("claim_record", {**outcome_record(outcome), "expected": expected or "pass"}))
         return outcome

@@ -9,7 +9,9 @@ come per-recipe overrides (the ``[tool.model_props.recipes.NAME]`` tables of a u
 
 Recipes named after a reference model (``vit``, ``pit``, ``swin``, ``resnet``, ``alternet``) are the
 references; ``custom`` is the template that trains a user's ``--model`` given without a ``--checkpoint``;
-every other recipe is a *variant* that a claim compares against (e.g. ``vit_gap``).
+every other recipe is a *variant* that a claim compares against (e.g. ``vit_gap``). A variant says
+``extends = "vit"`` to start from another recipe's table (its ``arch`` merged key by key), so that it keeps
+the base's budget and the hyperparameters chosen for it and changes only what it names.
 """
 from __future__ import annotations
 
@@ -112,9 +114,18 @@ class Recipe:
 class MeasurementSettings:
     """How much data the claims measure: the profile's ``[measurement]`` table."""
 
-    n_images: int = 1024  # test images, chosen by a permutation seeded with --claims-seed
+    n_images: int = 1024  # test images for the unit measurements, chosen by a permutation seeded with --claims-seed
     batch_size: int = 64  # also the CKA mini-batch
     n_boot: int = 2000  # bootstrap resamples
+    hessian_batches: int = 16  # training mini-batches whose top eigenvalues are pooled
+    hessian_batch_size: int = 16  # images per Hessian batch (the paper's training batch is 96)
+    hessian_top_k: int = 5  # eigenvalues per batch, by magnitude (PyHessian top_n=5 in the paper)
+    hessian_tol: float = 1e-3  # Lanczos residual bound, relative to the largest |eigenvalue|
+    fit_images: int = 2000  # test images for accuracy, NLL and ECE (and as many training images for train NLL)
+
+    def select(self, *names: str) -> dict[str, Any]:
+        """The named settings, as a measurement's cache key reads them."""
+        return {n: getattr(self, n) for n in names}
 
 
 _FIELDS = {f.name for f in dataclasses.fields(Recipe)} - {"name", "profile"}
@@ -222,8 +233,38 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
     bad = set(measurement) - _MEASUREMENT_FIELDS
     if bad:
         raise RecipeError(f"profile {name!r} [measurement]: unknown fields {sorted(bad)}; valid: {choices(_MEASUREMENT_FIELDS)}")
-    recipes = {r: _make(r, name, {**defaults, **t}) for r, t in tables.items()}
+    recipes = {r: _make(r, name, _overlay(defaults, _extended(r, tables, name))) for r in tables}
     return Profile(name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]))
+
+
+_ALTERNATIVES = (("steps", "epochs"), ("warmup_steps", "warmup_epochs"))
+
+
+def _overlay(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: ``arch`` merged key by key, and a budget given in one unit replaces the other."""
+    merged = {**base, **top}
+    if "arch" in base or "arch" in top:
+        merged["arch"] = {**base.get("arch", {}), **top.get("arch", {})}
+    for a, b in _ALTERNATIVES:
+        if a in top and b not in top:
+            merged.pop(b, None)
+        if b in top and a not in top:
+            merged.pop(a, None)
+    return merged
+
+
+def _extended(recipe: str, tables: Mapping[str, Mapping[str, Any]], profile: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A recipe table with its ``extends`` chain resolved: the base's fields overlaid by its own."""
+    table = dict(tables[recipe])
+    base = table.pop("extends", None)
+    if base is None:
+        return table
+    if base not in tables or base in seen + (recipe,):
+        problem = "extends itself" if base in seen + (recipe,) else "extends an unknown recipe"
+        raise RecipeError(f"recipe {recipe!r} in profile {profile!r} {problem}: extends={base!r}; valid: {choices(tables)}")
+    inherited = _extended(base, tables, profile, seen + (recipe,))
+    inherited.pop("description", None)
+    return _overlay(inherited, table)
 
 
 def get_recipe(profile: str, name: str) -> Recipe:

@@ -23,21 +23,16 @@ in ``measured_verdict``. The contract only grows: later claims add records, late
 """
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .anatomy import Anatomy
 from .claims import Claim
 from .evaluation import ClaimOutcome
-from .measures import UnitReport
 
-__all__ = ["SCHEMA_VERSION", "allure_labels", "attach", "figure_png", "outcome_record", "skip_record",
-           "model_facts", "write_summary", "verdict_table"]
+__all__ = ["SCHEMA_VERSION", "allure_labels", "attach", "outcome_record", "skip_record", "model_facts",
+           "write_summary", "verdict_table"]
 
 SCHEMA_VERSION = 1
 SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
@@ -62,77 +57,16 @@ def allure_labels(claim: Claim, model: str, expected: str | None = None) -> None
                                f"({claim.level:.0%} percentile bootstrap):\n{rules}")
 
 
-def attach(outcome: ClaimOutcome, png: bytes) -> None:
+def attach(outcome: ClaimOutcome, png: bytes, raw: Mapping[str, Any] | None = None) -> None:
+    """The figure, the numbers of every part, and the raw samples a figure shows (e.g. eigenvalues)."""
     import allure
 
     numbers = {"claim": outcome.claim.id, "model": outcome.model, "verdict": outcome.verdict,
                "parts": [p.to_json() for p in outcome.parts]}
     allure.attach(png, name=f"{outcome.claim.measurement} - {outcome.model}", attachment_type=allure.attachment_type.PNG)
     allure.attach(json.dumps(numbers, indent=2), name="numbers", attachment_type=allure.attachment_type.JSON)
-
-
-def _shade(ax, anat_units, depth_step: float) -> None:
-    for u in anat_units:
-        if u.kind == "msa":
-            ax.axvspan(u.depth - depth_step / 2, u.depth + depth_step / 2, color="0.85", lw=0)
-        elif u.subsamples:
-            ax.axvspan(u.depth - depth_step / 2, u.depth + depth_step / 2, color="#cfe0ff", lw=0)
-
-
-def figure_png(claim: Claim, report: UnitReport, anat: Anatomy, model: str) -> bytes:
-    """The figure the paper would show for this claim and model (PNG bytes)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    units = report.units
-    depth = np.array([u.depth for u in units])
-    step = 1.0 / max(1, len(units) - 1)
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    m = claim.measurement
-    if m in ("fourier", "variance"):
-        values = (report.high_freq if m == "fourier" else report.variance).mean(axis=0)
-        _shade(ax, units, step)
-        ax.plot(depth, values, "o-", color="C3" if m == "fourier" else "C0")
-        ax.set_xlabel("normalised depth (grey: MSA, blue: subsampling)")
-        ax.set_ylabel("Δlog amplitude at highest frequency" if m == "fourier" else "feature-map variance")
-    elif m == "cka":
-        from matplotlib.ticker import MaxNLocator
-
-        im = ax.imshow(report.cka.compute().numpy(), vmin=0, vmax=1, cmap="magma", origin="lower")
-        fig.colorbar(im, ax=ax, label="minibatch linear CKA")
-        for i in range(1, len(units)):
-            if units[i].stage != units[i - 1].stage:  # stage boundaries
-                ax.axhline(i - 0.5, color="cyan", lw=0.8)
-                ax.axvline(i - 0.5, color="cyan", lw=0.8)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("unit index (cyan: stage boundaries)")
-        ax.set_ylabel("unit index")
-    elif m == "skip":
-        residual = ~np.isnan(report.skip_ratio).all(axis=0)
-        ax.plot(depth[residual], report.skip_ratio[:, residual].mean(axis=0), "o-", label="spatial tokens")
-        cls = ~np.isnan(report.skip_ratio_cls).all(axis=0)
-        if cls.any():
-            ax.plot(depth[cls], report.skip_ratio_cls[:, cls].mean(axis=0), "s--", label="CLS token")
-        ax.set_yscale("log")
-        ax.set_xlabel("normalised depth")
-        ax.set_ylabel("||x|| / ||f(x)||")
-        ax.legend()
-    else:
-        dmap = {u.name: u.depth for u in units}
-        for name, dist in report.attention.items():
-            heads = dist.mean(axis=0)
-            ax.scatter(np.full_like(heads, dmap[name]), heads, s=18, color="C2")
-        ax.set_xlabel("normalised depth")
-        ax.set_ylabel("mean attention distance per head (px)")
-    ax.set_title(f"{claim.id} — {model}", fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    if raw:
+        allure.attach(json.dumps(raw), name="raw measurements", attachment_type=allure.attachment_type.JSON)
 
 
 def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,10 +12,11 @@ from .anatomy import Anatomy, anatomy
 from .cache import sha256_file
 from .config import Settings
 from .data import ImageDataset, load_dataset
-from .measures import UnitReport, measure_units
+from .measurements import MeasureInput, measure
+from .measures import TrainingLoss
 from .recipes import Profile, Recipe
 from .study import SeedStudy, load_study
-from .training import Checkpoint, channel_stats, evaluate, get_trained
+from .training import Checkpoint, channel_stats, evaluate, get_trained, training_split
 from .zoo import Classifier, build_model, check_model, load_checkpoint, parse_spec
 
 __all__ = ["Settings", "ModelUnderTest", "ModelStore"]
@@ -31,17 +33,27 @@ class ModelUnderTest:
     checkpoint_sha256: str | None = None
     from_cache: bool = False
     provenance: dict[str, Any] = field(default_factory=dict)
+    checkpoint_name: str = "final"
+    mutation: str | None = None  # set on mutants (model_props.mutants)
+    loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
 
     @property
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
+
+    @property
+    def identity(self) -> str | None:
+        """What a measurement of this model is keyed by: its weights' sha256, plus the mutation of a mutant."""
+        if self.checkpoint_sha256 is None:
+            return None
+        return self.checkpoint_sha256 + (f"+{self.mutation}" if self.mutation else "")
 
 
 @dataclass
 class ModelStore:
     settings: Settings
     _models: dict[tuple[str, str], ModelUnderTest] = field(default_factory=dict)
-    _reports: dict[str, UnitReport] = field(default_factory=dict)
+    _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
     _data: dict[str, ImageDataset] = field(default_factory=dict)
 
     @property
@@ -73,6 +85,20 @@ class ModelStore:
             recipe = dataclasses.replace(recipe, seed=self.settings.train_seed)
         return recipe
 
+    @cached_property
+    def checkpoints_needed(self) -> dict[str, set[str]]:
+        """Per model, the checkpoints the claim catalogue reads of it (the models under test: 'final' and what
+        the parts read of the model under test), so that each is trained once, as far as it is needed."""
+        from .claims import list_claims
+
+        needed: dict[str, set[str]] = {n: {"final"} for n in self.models_under_test()}
+        for claim in list_claims():
+            for part in claim.parts:
+                for name in [part.subject, part.versus] if part.subject else [*self.models_under_test(), part.versus]:
+                    if name:
+                        needed.setdefault(name, set()).add(part.checkpoint)
+        return needed
+
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
         """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model)."""
         key = (name, "final" if name in self.settings.checkpoints else checkpoint)
@@ -83,21 +109,30 @@ class ModelStore:
     def built(self) -> dict[str, ModelUnderTest]:
         return {n: m for (n, c), m in self._models.items() if c == "final"}
 
-    def unit_report(self, name: str) -> UnitReport:
-        """Every unit-level measurement of a model, computed once a session (one pass per batch)."""
-        if name not in self._reports:
-            self._reports[name] = self.measure(self.get(name))
-        return self._reports[name]
+    def report(self, name: str, kind: str, checkpoint: Checkpoint = "final") -> Any:
+        """The ``kind`` report of a stored model (see :mod:`model_props.measurements`), measured once."""
+        return self.report_for(self.get(name, checkpoint), kind)
 
-    def report_for(self, mut: ModelUnderTest) -> UnitReport:
-        """The session's cached report if ``mut`` is a stored model, else a fresh measurement (mutants)."""
-        return self.unit_report(mut.name) if self._models.get((mut.name, "final")) is mut else self.measure(mut)
+    def report_for(self, mut: ModelUnderTest, kind: str) -> Any:
+        """The ``kind`` report of any model (a stored one, or a mutant): once a session, and from the
+        measurement cache when its inputs did not change."""
+        s = self.settings
+        key = (mut.identity, kind)
+        if mut.identity is None or key not in self._reports:  # a model without an identity is measured each time
+            report = measure(kind, self.measure_input(mut), self.profile.measurement, seed=s.seed, device=s.device,
+                             cache_dir=s.cache_dir, remeasure=s.remeasure)
+            if mut.identity is None:
+                return report
+            self._reports[key] = report
+        return self._reports[key]
 
-    def measure(self, mut: ModelUnderTest) -> UnitReport:
-        """Unit-level measurements of any model (e.g. a mutant) with the profile's settings."""
-        m = self.profile.measurement
-        return measure_units(mut.model, mut.anatomy, self.dataset().test, n_images=m.n_images,
-                             batch_size=m.batch_size, seed=self.settings.seed, device=self.settings.device)
+    def measure_input(self, mut: ModelUnderTest) -> MeasureInput:
+        """What a measurement reads of ``mut``: its test data, its own training split and training loss."""
+        recipe = mut.recipe or self.profile.custom(mut.name)
+        data = self.dataset(recipe.dataset if mut.recipe else None)
+        train = training_split(recipe, data) if mut.recipe else data.train
+        loss = dataclasses.replace(TrainingLoss.of(recipe), shift=mut.loss_shift)
+        return MeasureInput(mut.name, mut.model, mut.anatomy, mut.identity, data.test, train, loss, data.name)
 
     def _build(self, name: str, checkpoint: Checkpoint) -> ModelUnderTest:
         s = self.settings
@@ -106,10 +141,13 @@ class ModelStore:
             if name not in self.profile.recipes:
                 parse_spec(name)
             recipe = self.recipe(name)
-            trained = get_trained(recipe, cache_dir=s.cache_dir, checkpoint=checkpoint, data_root=s.data_root,
-                                  data=self.dataset(recipe.dataset), device=s.device, progress=s.progress)
+            train = functools.partial(get_trained, recipe, cache_dir=s.cache_dir, data_root=s.data_root,
+                                      data=self.dataset(recipe.dataset), device=s.device, progress=s.progress)
+            if checkpoint != "final" and "final" in self.checkpoints_needed.get(name, ()):
+                train(checkpoint="final")  # one run keeps both checkpoints; the next line reads from the cache
+            trained = train(checkpoint=checkpoint)
             return ModelUnderTest(name, trained.model, anatomy(trained.model), trained.metrics, recipe, trained.path,
-                                  trained.sha256, trained.from_cache, trained.provenance)
+                                  trained.sha256, trained.from_cache, trained.provenance, checkpoint)
         parse_spec(name)
         data = self.dataset()
         mean, std = channel_stats(data.train)

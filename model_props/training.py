@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from .cache import atomic_write, entry_lock, sha256_file
 from .data import ImageDataset, Split, class_balanced_subset, load_dataset
+from .data.augment import crop_flip, randaugment
 from .errors import CacheError, RecipeError, choices
 from .provenance import provenance
 from .recipes import Recipe
@@ -67,32 +68,6 @@ def entry_paths(recipe: Recipe, cache_dir: Path) -> tuple[dict[str, Path], Path]
     """({checkpoint: weights file}, sidecar) of the recipe's cache entry."""
     folder, key = cache_dir / "models" / recipe.profile, recipe.key(code_hash())
     return {c: folder / f"{key}.{c}.safetensors" for c in CHECKPOINTS}, folder / f"{key}.json"
-
-
-def _augment(x: torch.Tensor, recipe: Recipe, gen: torch.Generator) -> torch.Tensor:
-    """Per-sample random crop (zero padding 4) and horizontal flip on a [0, 1] batch."""
-    b, _, h, w = x.shape
-    if "crop" in recipe.augment:
-        pad = 4
-        padded = F.pad(x, (pad, pad, pad, pad))
-        dy = torch.randint(0, 2 * pad + 1, (b,), generator=gen)
-        dx = torch.randint(0, 2 * pad + 1, (b,), generator=gen)
-        rows = (dy[:, None] + torch.arange(h)).to(x.device)
-        cols = (dx[:, None] + torch.arange(w)).to(x.device)
-        bidx = torch.arange(b, device=x.device)[:, None, None]
-        x = padded.permute(0, 2, 3, 1)[bidx, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
-    if "flip" in recipe.augment:
-        flip = (torch.rand(b, generator=gen) < 0.5).to(x.device).view(b, 1, 1, 1)
-        x = torch.where(flip, x.flip(3), x)
-    return x
-
-
-def _randaugment(images: torch.Tensor) -> torch.Tensor:
-    """RandAugment m9 n2 (torchvision) per sample on uint8 images (the paper recipe; slow on CPU)."""
-    from torchvision.transforms import v2
-
-    op = v2.RandAugment(num_ops=2, magnitude=9)
-    return torch.stack([op(img) for img in images])
 
 
 @torch.no_grad()
@@ -205,8 +180,8 @@ def train(recipe: Recipe, data: ImageDataset, *, device: str = "cpu", progress: 
         idx = next(batches)
         images, y = split.images[idx], split.labels[idx].to(device)
         if "randaugment" in recipe.augment:
-            images = _randaugment(images)
-        x = _augment(images.to(device).float().div_(255.0), recipe, gen)
+            images = randaugment(images)
+        x = crop_flip(images.to(device).float().div_(255.0), recipe.augment, gen)
         if mixup is not None and len(idx) % 2 == 0:
             x, target = mixup(x, y)
             loss = torch.sum(-target * F.log_softmax(model(x), dim=-1), dim=-1).mean()

@@ -1,9 +1,13 @@
 """The :class:`Claim` dataclass: a published finding as data (design Sec. 7).
 
 A claim has one or more :class:`Part` s. A part is a decision rule ``statistic <direction> threshold`` at a
-confidence level, where the statistic is computed from a model's :class:`~model_props.measures.UnitReport`
-on a resample of its sampling units (images, or mini-batches for CKA). A part with ``versus`` compares the
-model with a reference model (two-sample bootstrap): the statistic is stat(model) - stat(reference).
+confidence level, where the statistic is computed from one measurement report (``report``: unit maps,
+Hessian spectrum, fit, ...; see :mod:`model_props.measurements`) of a model at a named checkpoint, on a
+resample of the report's sampling units (``sampling``: images, mini-batches, ...). The statistic is read on
+the model under test, or on a named recipe of the profile (``subject``, e.g. the variant ``vit_gap``); a part
+with ``versus`` compares with another named model (two-sample bootstrap): stat(subject) - stat(versus).
+A claim whose parts all name their models (a comparison of variants) runs on the reference in ``models``
+only, and is skipped with that reason for any other model.
 
 Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
 (the missing trait), which becomes the skip reason. Whether a finding replicates at a profile's scale is not
@@ -16,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,9 +31,11 @@ from ..stats import Direction
 __all__ = ["Paper", "Part", "Claim", "Applies", "Statistic", "needs_kinds", "needs_traits", "needs_cls",
            "mean_effect", "Measurement"]
 
-Measurement = Literal["fourier", "variance", "cka", "skip", "attention"]
+Measurement = Literal["fourier", "variance", "cka", "skip", "attention", "spectrum", "fit"]
+ReportKind = Literal["units", "spectrum", "fit"]
+Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
-Statistic = Callable[[UnitReport, np.ndarray], float]
+Statistic = Callable[[Any, np.ndarray], float]  # (report, resampled indices of its sampling units) -> number
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,20 @@ class Part:
     direction: Direction
     threshold: float = 0.0
     applies: Applies = lambda anat: None
-    versus: str | None = None  # a reference model name for a two-sample comparison
-    sampling: Literal["images", "batches"] = "images"
+    versus: str | None = None  # another model (a recipe of the profile) for a two-sample comparison
+    sampling: Literal["images", "batches", "train_images"] = "images"
+    report: ReportKind = "units"
+    checkpoint: Checkpoint = "final"  # of the subject and of versus
+    subject: str | None = None  # a recipe of the profile; None: the model under test
 
     @property
     def label(self) -> str:
-        """The statistic's name, with the comparison for a two-sample part."""
-        return f"{self.statistic_name} (model - {self.versus})" if self.versus else self.statistic_name
+        """The statistic's name, with the models it reads and their checkpoint."""
+        who = self.subject or "model"
+        at = " at end of warm-up" if self.checkpoint == "warmup" else ""
+        if self.versus:
+            return f"{self.statistic_name}{at} ({who} - {self.versus})"
+        return f"{self.statistic_name}{at}" + (f" of {self.subject}" if self.subject else "")
 
     @property
     def rule(self) -> str:
@@ -82,14 +95,30 @@ class Claim:
     level: float = 0.95
     severity: Literal["blocker", "critical", "normal", "minor", "trivial"] = "normal"
     gate: bool = False
+    models: tuple[str, ...] | None = None  # a comparison of named recipes runs on these references only
 
     def fingerprint(self) -> str:
         """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""
-        rules = [(p.name, p.statistic_name, p.direction, p.threshold, p.versus, p.sampling) for p in self.parts]
+        rules = [(p.name, p.statistic_name, p.direction, p.threshold, p.versus, p.sampling, p.report, p.checkpoint,
+                  p.subject) for p in self.parts]
         return hashlib.sha256(json.dumps([self.id, self.level, rules]).encode()).hexdigest()[:12]
 
-    def skip_reason(self, anat: Anatomy) -> str | None:
-        """Why the claim does not apply to this anatomy, or None if it does."""
+    @property
+    def named_models(self) -> list[str]:
+        """The recipes the parts name (subjects and comparisons), in order."""
+        names = [n for p in self.parts for n in (p.subject, p.versus) if n]
+        return list(dict.fromkeys(names))
+
+    def skip_reason(self, anat: Anatomy, model: str | None = None, recipes: Any = None) -> str | None:
+        """Why the claim does not apply to ``model`` with this anatomy, or None if it does. ``recipes`` (the
+        profile's recipe names) checks that the models the parts name exist."""
+        if self.models is not None and model is not None and model not in self.models:
+            return (f"it compares the profile's models {', '.join(self.named_models)} and runs on the reference "
+                    f"{' or '.join(repr(m) for m in self.models)} only")
+        if recipes is not None:
+            missing = [n for n in self.named_models if n not in recipes]
+            if missing:
+                return f"the profile has no recipe {', '.join(repr(n) for n in missing)} to compare with"
         reason = self.applies(anat)
         if reason is None and all(p.applies(anat) is not None for p in self.parts):
             reason = "; ".join(p.applies(anat) or "" for p in self.parts)

@@ -38,6 +38,28 @@ class UnitReport:
     cka: MinibatchCKA
     attention: dict[str, np.ndarray] = field(default_factory=dict)  # msa unit -> (N, heads) distance (px)
 
+    def size(self, sampling: str) -> int:
+        """Sampling units: ``images``, or ``batches`` (CKA mini-batches)."""
+        return {"images": self.n_images, "batches": len(self.cka.per_batch)}[sampling]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {"high_freq": self.high_freq, "variance": self.variance, "skip_ratio": self.skip_ratio,
+                  "skip_ratio_cls": self.skip_ratio_cls, "cka_per_batch": torch.stack(self.cka.per_batch).numpy(),
+                  "shape": np.array([self.n_images, self.batch_size])}
+        arrays.update({f"attention/{k}": v for k, v in self.attention.items()})
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], units: tuple[Unit, ...]) -> UnitReport:
+        if arrays["high_freq"].shape[1] != len(units):
+            raise ValueError(f"a cached report of {arrays['high_freq'].shape[1]} units does not fit {len(units)} units")
+        cka = MinibatchCKA()
+        cka.per_batch = list(torch.from_numpy(arrays["cka_per_batch"]))
+        n_images, batch_size = (int(v) for v in arrays["shape"])
+        attention = {k.removeprefix("attention/"): v for k, v in arrays.items() if k.startswith("attention/")}
+        return cls(units, n_images, batch_size, arrays["high_freq"], arrays["variance"], arrays["skip_ratio"],
+                   arrays["skip_ratio_cls"], cka, attention)
+
 
 @torch.no_grad()
 def measure_units(

@@ -8,13 +8,17 @@ import pytest
 from model_props.anatomy import anatomy
 from model_props.claims import CLAIMS, get_claim, list_claims
 from model_props.errors import ModelPropsError
-from model_props.recipes import get_recipe
+from model_props.recipes import get_recipe, list_recipes
 from model_props.report import write_summary
 from model_props.zoo import build_model
 
 CATALOGUE = {
+    1: "park2022.msa-flattens-loss", 2: "park2022.vit-nonconvex", 3: "park2022.less-data-nonconvex",
+    4: "park2022.gap-convexifies", 5: "park2022.multistage-local-flatten", 6: "park2022.heads-convexify",
     8: "park2022.msa-lowpass", 9: "park2022.conv-mlp-highpass", 10: "park2022.msa-reduces-variance",
-    12: "park2022.multistage-block-cka", 17: "raghu2021.skip-dominates", 18: "raghu2021.attention-distance-grows",
+    12: "park2022.multistage-block-cka", 15: "park2022.smoothing-helps", 17: "raghu2021.skip-dominates",
+    18: "raghu2021.attention-distance-grows", 21: "park2022.patch-size-tradeoff",
+    22: "park2022.augmentation-hessian-calibration",
 }
 
 
@@ -63,9 +67,19 @@ def test_claim_skips_a_model_without_the_trait_and_names_it(claim, model, reason
     assert reason in get_claim(claim).skip_reason(smoke_anatomy(model))
 
 
-@pytest.mark.parametrize("claim", sorted(CATALOGUE.values()))
-def test_every_claim_applies_to_vit(claim):
-    assert get_claim(claim).skip_reason(smoke_anatomy("vit")) is None
+@pytest.mark.parametrize("claim", sorted(set(CATALOGUE.values()) - {"park2022.smoothing-helps",
+                                                                    "park2022.multistage-local-flatten"}))
+def test_every_claim_about_vit_applies_to_vit(claim):
+    assert get_claim(claim).skip_reason(smoke_anatomy("vit"), "vit", list_recipes("smoke")) is None
+
+
+def test_a_comparison_of_variants_runs_on_its_reference_only():
+    claim = get_claim("park2022.gap-convexifies")
+    anat = smoke_anatomy("vit")
+    assert claim.skip_reason(anat, "vit", list_recipes("smoke")) is None
+    assert claim.skip_reason(anat, "timm:vit_tiny_patch16_224", list_recipes("smoke")) == (
+        "it compares the profile's models vit_gap, vit and runs on the reference 'vit' only")
+    assert claim.skip_reason(anat, "vit", ["vit"]) == "the profile has no recipe 'vit_gap' to compare with"
 
 
 def test_summary_json_contract(tmp_path):

@@ -7,7 +7,8 @@ from model_props.cli import main
 def test_recipes_lists_the_profile(capsys):
     assert main(["recipes"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out] == ["vit", "pit", "swin", "resnet", "alternet", "custom"]
+    assert [line.split()[0] for line in out] == ["vit", "pit", "swin", "resnet", "alternet", "custom", "vit_gap",
+                                                 "vit_1head", "vit_small", "vit_p8", "vit_noaug", "resnet_smooth"]
 
 
 def test_anatomy_prints_units(capsys, model_store):

@@ -1,0 +1,89 @@
+"""The measurement cache: a warm read recomputes nothing, damage is measured again, keys follow every input."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from model_props import measurements
+from model_props.anatomy import anatomy
+from model_props.data import class_balanced_subset
+from model_props.measurements import REPORT_KINDS, MeasureInput, measure, measurement_key
+from model_props.measures import TrainingLoss
+from model_props.recipes import MeasurementSettings
+from model_props.zoo import build_model
+
+SETTINGS = MeasurementSettings(n_images=64, batch_size=32, fit_images=64, hessian_batches=2, hessian_batch_size=8,
+                               hessian_top_k=2)
+
+
+@pytest.fixture(scope="module")
+def inp(dataset) -> MeasureInput:
+    torch.manual_seed(0)
+    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}).eval()
+    return MeasureInput("tiny", model, anatomy(model), "ab" * 32, class_balanced_subset(dataset.test, 0.05, seed=0),
+                        class_balanced_subset(dataset.train, 0.01, seed=0), TrainingLoss(), dataset.name)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Counts the computations behind ``measure`` per kind."""
+    counts: dict[str, int] = {}
+    for kind, spec in list(REPORT_KINDS.items()):
+        def counted(*args, _compute=spec.compute, _kind=kind):
+            counts[_kind] = counts.get(_kind, 0) + 1
+            return _compute(*args)
+        monkeypatch.setitem(REPORT_KINDS, kind, dataclasses.replace(spec, compute=counted))
+    return counts
+
+
+@pytest.mark.parametrize("kind", ["units", "spectrum", "fit"])
+def test_a_warm_read_recomputes_nothing_and_returns_the_same_numbers(tmp_path, inp, calls, kind):
+    first = measure(kind, inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    second = measure(kind, inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    assert calls == {kind: 1}
+    a, b = first.to_arrays(), second.to_arrays()
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+    assert not list(tmp_path.rglob("*.tmp")), "temporary files left behind"
+
+
+def test_damaged_entries_are_measured_again_and_remeasure_ignores_the_cache(tmp_path, inp, calls):
+    measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    (npz,) = tmp_path.rglob("*.npz")
+    good = npz.read_bytes()
+    npz.write_bytes(good[: len(good) // 2])
+    measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    assert calls["fit"] == 2 and npz.read_bytes() == good
+    npz.with_suffix(".json").write_text("{ not json")
+    measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    assert calls["fit"] == 3
+    measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path, remeasure=True)
+    assert calls["fit"] == 4
+    measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
+    assert calls["fit"] == 4
+
+
+def test_the_key_follows_every_input(inp, monkeypatch):
+    base = measurement_key("spectrum", inp, SETTINGS, 0, "cpu")
+    variants = [
+        measurement_key("spectrum", dataclasses.replace(inp, identity="cd" * 32), SETTINGS, 0, "cpu"),
+        measurement_key("spectrum", dataclasses.replace(inp, identity="ab" * 32 + "+concave-loss"), SETTINGS, 0, "cpu"),
+        measurement_key("spectrum", inp, dataclasses.replace(SETTINGS, hessian_batches=3), 0, "cpu"),
+        measurement_key("spectrum", inp, SETTINGS, 1, "cpu"),
+        measurement_key("spectrum", dataclasses.replace(inp, loss=TrainingLoss(shift=1.0)), SETTINGS, 0, "cpu"),
+        measurement_key("fit", inp, SETTINGS, 0, "cpu"),
+    ]
+    assert len({base, *variants}) == len(variants) + 1
+    # settings a kind does not read leave its key alone
+    assert measurement_key("fit", inp, dataclasses.replace(SETTINGS, hessian_batches=9), 0, "cpu") == variants[-1]
+    monkeypatch.setattr(measurements, "measurement_code_hash", lambda: "other code")
+    assert measurement_key("spectrum", inp, SETTINGS, 0, "cpu") != base
+
+
+def test_a_model_without_identity_is_never_cached(tmp_path, inp, calls):
+    anonymous = dataclasses.replace(inp, identity=None)
+    measure("fit", anonymous, SETTINGS, seed=0, cache_dir=tmp_path)
+    measure("fit", anonymous, SETTINGS, seed=0, cache_dir=tmp_path)
+    assert calls["fit"] == 2 and not list(tmp_path.rglob("*.npz"))
