@@ -20,7 +20,7 @@ from .errors import AnatomyError
 from .zoo.registry import check_finite
 from .zoo.wrapper import Classifier
 
-__all__ = ["Capture", "capture", "to_map", "global_attention_units", "unfused_attention"]
+__all__ = ["Capture", "capture", "to_map", "global_attention_units", "unfused_attention", "resolve_module"]
 
 
 @dataclass
@@ -58,7 +58,7 @@ def to_map(t: torch.Tensor, tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None
     return spatial.transpose(1, 2).reshape(b, c, h, h), prefix
 
 
-def _resolve(model: nn.Module, path: str) -> nn.Module:
+def resolve_module(model: nn.Module, path: str) -> nn.Module:
     """The module at an anatomy path; paths start at the :class:`Classifier`, whose network is ``net``."""
     if isinstance(model, Classifier):
         return model.get_submodule(path)
@@ -71,7 +71,7 @@ def global_attention_units(model: nn.Module, anat: Anatomy) -> dict[str, str]:
     ``window_size``) is left out: its weights are per window, not per image."""
     out = {}
     for u in anat.of_kind("msa"):
-        mod = _resolve(model, u.attention) if u.attention else None
+        mod = resolve_module(model, u.attention) if u.attention else None
         if mod is not None and hasattr(mod, "attn_drop") and not hasattr(mod, "window_size"):
             out[u.name] = f"{u.attention}.attn_drop"
     return out
@@ -116,7 +116,7 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
 
     try:
         for key in keys:
-            mod = _resolve(model, key[0])
+            mod = resolve_module(model, key[0])
             hook = record(key)
             handles.append(mod.register_forward_pre_hook(hook) if key[1] == "input" else mod.register_forward_hook(hook))
         with torch.set_grad_enabled(grad), unfused_attention(model) if attn_paths else nullcontext():

@@ -20,6 +20,7 @@ __all__ = [
     "CacheError",
     "ConfigError",
     "MeasurementError",
+    "NotApplicable",
 ]
 
 
@@ -70,6 +71,10 @@ class ConfigError(ModelPropsError):
 
 class MeasurementError(ModelPropsError):
     """A measurement cannot be taken on this model or input (e.g. no second derivative, NaN loss, bad epsilon)."""
+
+
+class NotApplicable(MeasurementError):
+    """A statistic finds nothing to read in a model's measurement (no such unit, band, eps): the part is skipped."""
 
 
 def choices(values: Iterable[str]) -> str:

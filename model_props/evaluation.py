@@ -8,13 +8,15 @@ more samples would settle it.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .anatomy import Anatomy
 from .claims import Claim, Part
-from .errors import ModelPropsError
+from .errors import ModelPropsError, NotApplicable
 from .stats import (
     N_BOOT, Estimate, Verdict, bootstrap, bootstrap_two_sample, decide, samples_to_settle, standardized_effect,
 )
@@ -100,10 +102,14 @@ def evaluate_claim(
         if reason is not None:
             outcomes.append(PartOutcome(part, "skipped", reason=reason))
             continue
-        est = _estimate(part, reports, claim.level, seed, n_boot)
+        try:
+            est = _estimate(part, reports, claim.level, seed, n_boot)
+        except NotApplicable as exc:
+            outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
+            continue
         if not all(map(math.isfinite, (est.value, est.low, est.high))):
             raise ModelPropsError(f"{claim.id} [{part.name}] on {model}: the statistic '{part.statistic_name}' is "
-                                  f"undefined (NaN); the measurement found none of the units it reads")
+                                  f"undefined (NaN) on this model's measurement")
         verdict = decide(est, part.direction, part.threshold)
         settle = samples_to_settle(est, part.threshold) if verdict == "inconclusive" else None
         outcomes.append(PartOutcome(part, verdict, est, samples_to_settle=settle))
@@ -114,6 +120,7 @@ def _estimate(part: Part, reports: Reports, level: float, seed: int, n_boot: int
     stat = part.statistic
     report = reports(part.subject, part.report, part.checkpoint)
     n = report.size(part.sampling)
+    stat(report, np.arange(n))  # raises NotApplicable before any resampling when there is nothing to read
     if part.versus is None:
         return bootstrap(n, lambda i: stat(report, i), level=level, seed=seed, n_boot=n_boot)
     other = reports(part.versus, part.report, part.checkpoint)

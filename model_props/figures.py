@@ -5,7 +5,11 @@
   (Raghu et al. Fig. 10), attention distance per head (Raghu et al. Fig. 3);
 - Hessian spectra: densities of the pooled top eigenvalues, a negative and a positive panel, every model of
   the comparison on one figure (Park & Kim Fig. 4);
-- fit: accuracy, NLL, ECE and train NLL of every model of the comparison.
+- fit: accuracy, NLL, ECE and train NLL of every model of the comparison;
+- band-limited noise: accuracy drop against the band's frequency, white noise dashed (Park & Kim Fig. 2b);
+- corruptions: accuracy per corruption (mean over severities); attacks: robust accuracy against eps, PGD
+  solid and FGSM dashed; lesions: accuracy drop per removed unit against depth, by kind, stage boundaries
+  dotted (Park & Kim Fig. 10).
 """
 from __future__ import annotations
 
@@ -103,6 +107,58 @@ def _fit(ax, fits: Mapping[str, Any]) -> None:
     ax.legend(fontsize=7)
 
 
+def _noise(ax, reports: Mapping[str, Any]) -> None:
+    for i, (label, r) in enumerate(reports.items()):
+        drops = [100 * r.drop(2 + j) for j in range(len(r.frequencies))]
+        ax.plot(r.frequencies, drops, "o-", color=f"C{i}", label=label)
+        ax.axhline(100 * r.drop(1), color=f"C{i}", ls="--", lw=0.8)
+    ax.set_xlabel("noise frequency (×π); dashed: white noise of the same norm")
+    ax.set_ylabel("accuracy drop (points)")
+    ax.legend(fontsize=7)
+
+
+def _corruption(ax, reports: Mapping[str, Any]) -> None:
+    width = 0.8 / max(1, len(reports))
+    for i, (label, r) in enumerate(reports.items()):
+        values = [100 * r.correct[:, 0].mean()] + [100 * r.accuracy(n) for n in r.names]
+        ax.bar(np.arange(len(values)) + i * width, values, width, label=label, color=f"C{i}")
+    names = ["clean", *next(iter(reports.values())).names]
+    ax.set_xticks(np.arange(len(names)) + width * (len(reports) - 1) / 2, names, rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("accuracy (%), mean over 5 severities")
+    ax.legend(fontsize=7)
+
+
+def _attack(ax, reports: Mapping[str, Any]) -> None:
+    for i, (label, r) in enumerate(reports.items()):
+        eps = np.concatenate([[0.0], r.epsilons * 255])
+        clean = 100 * r.accuracy()
+        for attack, style in (("pgd", "o-"), ("fgsm", "s--")):
+            acc = [clean] + [100 * r.accuracy(attack, e) for e in r.epsilons]
+            ax.plot(eps, acc, style, color=f"C{i}", label=f"{label} {attack.upper()}")
+    ax.set_xlabel("eps (×1/255)")
+    ax.set_ylabel("robust accuracy (%)")
+    ax.legend(fontsize=7)
+
+
+def _lesion(ax, reports: Mapping[str, Any]) -> None:
+    markers = {"msa": "o", "mlp": "s", "conv": "^"}
+    label, r = next(iter(reports.items()))
+    drops = 100 * r.drops()
+    for kind, marker in markers.items():
+        mask = np.asarray(r.kinds) == kind
+        if mask.any():
+            ax.scatter(r.depths[mask], drops[mask], marker=marker, label=kind, s=30)
+    for i in range(1, len(r.stages)):
+        if r.stages[i] != r.stages[i - 1]:
+            ax.axvline((r.depths[i] + r.depths[i - 1]) / 2, color="0.6", ls=":")
+    ax.set_xlabel("normalised depth of the removed unit (dotted: stage boundaries)")
+    ax.set_ylabel(f"accuracy drop (points), {label}")
+    ax.legend(fontsize=7)
+
+
+_PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion}
+
+
 def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> bytes:
     """The claim's figure from ``reports``: (model label, kind, checkpoint) -> the report a part read."""
     import matplotlib
@@ -110,18 +166,22 @@ def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], An
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    spectra = {f"{n} ({c})": r for (n, k, c), r in reports.items() if k == "spectrum"}
-    fits = {f"{n} ({c})": r for (n, k, c), r in reports.items() if k == "fit"}
-    units = [r for (n, k, c), r in reports.items() if k == "units" and n == model]
-    panels = (2 if spectra else 0) + (1 if fits else 0) + (1 if units or not (spectra or fits) else 0)
+    by_kind: dict[str, dict[str, Any]] = {}
+    for (name, kind, checkpoint), report in reports.items():
+        by_kind.setdefault(kind, {})[name if checkpoint == "final" else f"{name} ({checkpoint})"] = report
+    units = by_kind.pop("units", {}).get(model)
+    spectra = by_kind.pop("spectrum", {})
+    panels = (1 if units is not None or not reports else 0) + (2 if spectra else 0) + len(by_kind)
     fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4), dpi=100, squeeze=False)
     axes = list(axes[0])
-    if units:
-        _units(fig, axes.pop(0), claim.measurement, units[0])
+    if units is not None or not reports:
+        if units is not None:
+            _units(fig, axes[0], claim.measurement, units)
+        axes.pop(0)
     if spectra:
         _spectra((axes.pop(0), axes.pop(0)), spectra)
-    if fits:
-        _fit(axes.pop(0), fits)
+    for kind, kind_reports in by_kind.items():
+        _PANELS[kind](axes.pop(0), kind_reports)
     fig.suptitle(f"{claim.id} — {model}", fontsize=9)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -9,6 +9,10 @@ kind       report                          sampling units
 units      :class:`~.measures.UnitReport`  ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
 spectrum   :class:`~.measures.SpectrumReport`  ``batches`` (Hessian mini-batches of the training split)
 fit        :class:`~.measures.FitReport`   ``images`` (test), ``train_images``
+noise      ``NoiseReport``                 ``images`` (clean, white noise, 9 frequency bands)
+corruption ``CorruptionReport``            ``images`` (clean, 8 corruptions x 5 severities)
+attack     ``AttackReport``                ``images`` (clean, FGSM and PGD at each eps)
+lesion     ``LesionReport``                ``images`` (intact, each removable unit lesioned)
 =========  ==============================  ==========================================================
 
 The cache entry of a report is ``<cache>/measurements/<kind>/<key>.npz`` plus a JSON sidecar, where the key
@@ -38,7 +42,7 @@ from .recipes import MeasurementSettings
 
 __all__ = ["ReportKind", "REPORT_KINDS", "MeasureInput", "measure", "measurement_key", "measurement_code_hash"]
 
-ReportKind = Literal["units", "spectrum", "fit"]
+ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion"]
 _CODE = ("measures", "capture.py", "anatomy.py", "mutants.py", "measurements.py", "data", "zoo")
 
 
@@ -89,10 +93,40 @@ def _fit(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str):
     return fit_report(inp.model, inp.test, inp.train, n_images=m.fit_images, seed=seed, device=device)
 
 
+def _noise(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str):
+    from .measures.noise import noise_report
+
+    return noise_report(inp.model, inp.test, n_images=m.noise_images, seed=seed, device=device)
+
+
+def _corruption(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str):
+    from .measures.corruptions import corruption_report
+
+    return corruption_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
+
+
+def _attack(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str):
+    from .measures.adversarial import attack_report
+
+    return attack_report(inp.model, inp.test, n_images=m.attack_images, epsilons=m.attack_epsilons,
+                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name))
+
+
+def _lesion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str):
+    from .measures.lesion import lesion_report
+
+    return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)
+
+
 def _report_class(kind: str):
     from . import measures
+    from .measures.adversarial import AttackReport
+    from .measures.corruptions import CorruptionReport
+    from .measures.lesion import LesionReport
+    from .measures.noise import NoiseReport
 
-    return {"units": measures.UnitReport, "spectrum": measures.SpectrumReport, "fit": measures.FitReport}[kind]
+    return {"units": measures.UnitReport, "spectrum": measures.SpectrumReport, "fit": measures.FitReport,
+            "noise": NoiseReport, "corruption": CorruptionReport, "attack": AttackReport, "lesion": LesionReport}[kind]
 
 
 @dataclass(frozen=True)
@@ -106,6 +140,10 @@ REPORT_KINDS: dict[str, _Kind] = {
     "units": _Kind(_units, ("n_images", "batch_size")),
     "spectrum": _Kind(_spectrum, ("hessian_batches", "hessian_batch_size", "hessian_top_k", "hessian_tol"), uses_loss=True),
     "fit": _Kind(_fit, ("fit_images",)),
+    "noise": _Kind(_noise, ("noise_images",)),
+    "corruption": _Kind(_corruption, ("corruption_images",)),
+    "attack": _Kind(_attack, ("attack_images", "attack_epsilons_255", "pgd_steps")),
+    "lesion": _Kind(_lesion, ("lesion_images",)),
 }
 
 

@@ -22,6 +22,13 @@ module structure of their base model, so its anatomy adapter and capture taps st
   loss-landscape claims 1-6, 15, 21, 22, whichever way each one points).
 - ``sharpening-smoothing`` (ResNet with spatial smoothing): every smoothing block boosts high frequencies
   (``x + 3 (x - blur(x))``) instead of blurring them (false: claim 15).
+- ``rolled-classes`` (any classifier): the rows of the final linear layer are rolled by one class, so the
+  model always answers the next class: accuracy about 0, and nothing left for an attack to take (false,
+  standing in for the model compared with: claims 7, 14, 16, 19).
+- ``dead-key-units`` (multi-stage): the branches of the first conv unit and the last MSA unit of every stage
+  output zeros, so lesioning them costs nothing (false: claim 13).
+- ``lowcut-input`` (any model): an exact Fourier band-stop removes the input frequencies of L-infinity
+  radius in (0, 0.2 pi] (the 0.1 pi noise band), so noise there cannot change a prediction (false: claim 11).
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ from .store import ModelUnderTest
 from .zoo.resnet import SpatialSmoothing
 from .zoo.wrapper import unwrap
 
-__all__ = ["MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention"]
+__all__ = ["MUTANTS", "ANATOMY_MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention", "LowCut"]
 
 SHIFT = 1e5  # far beyond any top eigenvalue of the smoke and paper models (hundreds to a few thousand)
 
@@ -130,6 +137,43 @@ def _sharpening_smoothing(net: nn.Module) -> None:
         setattr(net.get_submodule(parent), child, Sharpen())
 
 
+def _rolled_classes(net: nn.Module) -> None:
+    heads = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    if not heads:
+        raise ModelPropsError(f"{type(net).__name__} has no linear classifier to mutate")
+    head = heads[-1]
+    with torch.no_grad():
+        head.weight.copy_(head.weight.roll(1, dims=0))
+        if head.bias is not None:
+            head.bias.copy_(head.bias.roll(1, dims=0))
+
+
+def _dead_key_units(net: nn.Module, anat) -> None:
+    from .claims.park2022_robustness import _key_units
+    from .measures.lesion import removable_units
+
+    units = removable_units(anat)
+    key = _key_units(tuple(u.kind for u in units), [u.stage for u in units])
+    for unit, dead in zip(units, key):
+        if dead:
+            net.get_submodule(unit.branch.module.removeprefix("net.")).register_forward_hook(
+                lambda _m, _a, out: torch.zeros_like(out))
+
+
+class LowCut(nn.Module):
+    """An exact Fourier band-stop on the input: frequencies of L-infinity radius in (0, cut] (units of pi) go."""
+
+    def __init__(self, net: nn.Module, cut: float = 0.2):
+        super().__init__()
+        self.net, self.cut = net, cut
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        k = torch.fft.fftfreq(x.shape[-1], device=x.device) * 2.0
+        radius = torch.maximum(k.abs()[:, None], k.abs()[None, :])
+        keep = ~((radius > 0) & (radius <= self.cut + 1e-9))
+        return self.net(torch.fft.ifft2(torch.fft.fft2(x) * keep).real)
+
+
 def _blur_convs(net: nn.Module) -> None:
     from timm.models.resnet import BasicBlock
 
@@ -149,7 +193,9 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "amplified-branches": _amplified_branches,
     "inverted-attention-distance": _inverted_attention_distance,
     "sharpening-smoothing": _sharpening_smoothing,
+    "rolled-classes": _rolled_classes,
 }
+ANATOMY_MUTANTS: dict[str, Callable[[nn.Module, object], None]] = {"dead-key-units": _dead_key_units}
 LOSS_MUTANTS: dict[str, float] = {"sharpened-loss": SHIFT, "concave-loss": -SHIFT}
 
 
@@ -159,10 +205,19 @@ def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
     if mutation in LOSS_MUTANTS:
         return dataclasses.replace(base, name=f"{base.name}+{mutation}", mutation=mutation,
                                    loss_shift=base.loss_shift + LOSS_MUTANTS[mutation])
-    if mutation not in MUTANTS:
-        raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices([*MUTANTS, *LOSS_MUTANTS])}")
+    valid = [*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, "lowcut-input"]
+    if mutation not in valid:
+        raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(valid)}")
     model = copy.deepcopy(base.model)
-    MUTANTS[mutation](unwrap(model))
+    if mutation == "lowcut-input":  # the normalised input of the wrapped network is filtered
+        model.net = LowCut(model.net)
+        model.eval()
+        return dataclasses.replace(base, name=f"{base.name}+{mutation}", model=model, metrics=dict(base.metrics),
+                                   mutation=mutation)
+    if mutation in ANATOMY_MUTANTS:
+        ANATOMY_MUTANTS[mutation](unwrap(model), base.anatomy)
+    else:
+        MUTANTS[mutation](unwrap(model))
     model.eval()
     return dataclasses.replace(base, name=f"{base.name}+{mutation}", model=model, anatomy=anatomy(model),
                                metrics=dict(base.metrics), mutation=mutation)

@@ -122,6 +122,19 @@ class MeasurementSettings:
     hessian_top_k: int = 5  # eigenvalues per batch, by magnitude (PyHessian top_n=5 in the paper)
     hessian_tol: float = 1e-3  # Lanczos residual bound, relative to the largest |eigenvalue|
     fit_images: int = 2000  # test images for accuracy, NLL and ECE (and as many training images for train NLL)
+    noise_images: int = 2000  # test images under band-limited noise (9 bands + white)
+    corruption_images: int = 1000  # test images under 8 corruptions x 5 severities
+    attack_images: int = 512  # test images under FGSM and PGD
+    attack_epsilons_255: tuple[int, ...] = (1, 2, 4)  # attack radii in units of 1/255
+    pgd_steps: int = 10  # PGD steps of size eps/4
+    lesion_images: int = 1000  # test images per lesioned unit
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attack_epsilons_255", tuple(self.attack_epsilons_255))
+
+    @property
+    def attack_epsilons(self) -> tuple[float, ...]:
+        return tuple(e / 255 for e in self.attack_epsilons_255)
 
     def select(self, *names: str) -> dict[str, Any]:
         """The named settings, as a measurement's cache key reads them."""

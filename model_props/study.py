@@ -122,11 +122,11 @@ def load_study(profile: str, user_dir: Path | None = None) -> SeedStudy | None:
 
 # --- running a study -------------------------------------------------------------------------------------
 
-def _train(cache_dir: Path, data_root: Path | None, recipe: Any) -> dict[str, Any]:
+def _train(cache_dir: Path, data_root: Path | None, until: dict[str, str], recipe: Any) -> dict[str, Any]:
     from .training import get_trained
 
-    trained = get_trained(recipe, cache_dir=cache_dir, data_root=data_root, progress=False)
-    return {**trained.metrics, "from_cache": trained.from_cache}
+    trained = get_trained(recipe, cache_dir=cache_dir, data_root=data_root, progress=False, checkpoint=until[recipe.name])
+    return {**trained.metrics, "checkpoint": until[recipe.name], "from_cache": trained.from_cache}
 
 
 def _suite_summary(settings: Any, seed: int, workdir: Path) -> dict[str, Any]:
@@ -159,12 +159,15 @@ def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | 
     from .claims import list_claims
     from .parallel import map_recipes
     from .provenance import provenance
+    from .store import ModelStore
 
     profile = settings.profile_data
     names = profile.references + profile.variants
+    needed = ModelStore(settings).checkpoints_needed
+    until = {n: "final" if "final" in needed.get(n, {"final"}) else "warmup" for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
     metrics: dict[tuple[str, int], dict[str, Any]] = {}
-    train = functools.partial(_train, settings.cache_dir, settings.data_root)
+    train = functools.partial(_train, settings.cache_dir, settings.data_root, until)
     for recipe, result in map_recipes(train, runs, workers=workers):
         metrics[(recipe.name, recipe.seed)] = result
         print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
@@ -181,7 +184,7 @@ def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | 
     data = {
         "schema_version": SCHEMA_VERSION, "profile": profile.name, "seeds": list(seeds), "floor_margin": FLOOR_MARGIN,
         "date": date.today().isoformat(), "provenance": provenance(settings.device),
-        "recipes": {n: {"fingerprint": profile.recipes[n].fingerprint(),
+        "recipes": {n: {"fingerprint": profile.recipes[n].fingerprint(), "checkpoint": until[n],
                         **{k: [metrics[(n, s)][k] for s in seeds] for k in ("test_accuracy", "test_nll", "val_accuracy")}}
                     for n in names},
         "claims": claims,
@@ -208,12 +211,13 @@ def study_markdown(study: SeedStudy, profile: Any) -> str:
              f"{study.provenance.get('versions')}. Regenerate: `model-props seed-study --profile {study.profile}`.", "",
              "## Accuracy per recipe", "",
              f"Floor = worst seed - {FLOOR_MARGIN:.2f}; the library's tests assert it.", "",
-             "| recipe | test accuracy mean ± sd | per seed | test NLL mean | floor |", "|---|---|---|---|---|"]
+             "| recipe | checkpoint | test accuracy mean ± sd | per seed | test NLL mean | floor |",
+             "|---|---|---|---|---|---|"]
     for name, entry in study.recipes.items():
         acc = entry["test_accuracy"]
         sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
         per_seed = ", ".join(f"{a:.3f}" for a in acc)
-        lines.append(f"| {name} | {statistics.mean(acc):.3f} ± {sd:.3f} | {per_seed} | "
+        lines.append(f"| {name} | {entry.get('checkpoint', 'final')} | {statistics.mean(acc):.3f} ± {sd:.3f} | {per_seed} | "
                      f"{statistics.mean(entry['test_nll']):.3f} | {min(acc) - FLOOR_MARGIN:.3f} |")
     lines += ["", "## Claims", "",
               "Expectation: **pass** (supported on every seed), **known failure** (contradicted on every seed: strict "

@@ -4,12 +4,13 @@ from __future__ import annotations
 import fnmatch
 
 from ..errors import ModelPropsError, choices
-from . import park2022, park2022_landscape, raghu2021
+from . import park2022, park2022_landscape, park2022_robustness, raghu2021
 from .base import Claim, Paper, Part
 
 __all__ = ["Claim", "Paper", "Part", "CLAIMS", "get_claim", "list_claims"]
 
-CLAIMS: dict[str, Claim] = {c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *raghu2021.CLAIMS)}
+CLAIMS: dict[str, Claim] = {c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *park2022_robustness.CLAIMS,
+                                         *raghu2021.CLAIMS)}
 
 
 def get_claim(claim_id: str) -> Claim:

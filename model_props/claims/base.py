@@ -25,14 +25,16 @@ from typing import Any, Literal
 import numpy as np
 
 from ..anatomy import Anatomy, Unit, UnitKind
+from ..errors import NotApplicable
+from ..measurements import ReportKind
 from ..measures import UnitReport
 from ..stats import Direction
 
 __all__ = ["Paper", "Part", "Claim", "Applies", "Statistic", "needs_kinds", "needs_traits", "needs_cls",
            "mean_effect", "Measurement"]
 
-Measurement = Literal["fourier", "variance", "cka", "skip", "attention", "spectrum", "fit"]
-ReportKind = Literal["units", "spectrum", "fit"]
+Measurement = Literal["fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption",
+                      "attack", "lesion"]  # what the claim's figure shows
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
 Statistic = Callable[[Any, np.ndarray], float]  # (report, resampled indices of its sampling units) -> number
@@ -153,10 +155,13 @@ def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int
     return [i for i, u in enumerate(report.units) if i > 0 and select(u)]
 
 
-def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool]) -> Statistic:
-    """Mean over the selected units and the resampled images of value(after unit) - value(before unit)."""
+def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool], what: str) -> Statistic:
+    """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
+    value(before unit). A model with no such unit raises :class:`NotApplicable`: the part is skipped."""
     def stat(report: UnitReport, idx: np.ndarray) -> float:
-        values = getattr(report, field_name)[idx]
         cols = unit_columns(report, select)
+        if not cols:
+            raise NotApplicable(f"the model has no {what}")
+        values = getattr(report, field_name)[idx]
         return float(np.mean(values[:, cols] - values[:, [c - 1 for c in cols]]))
     return stat

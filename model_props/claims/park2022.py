@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import NotApplicable
 from ..measures import UnitReport
 from .base import Claim, Paper, Part, needs_kinds, needs_traits, mean_effect
 
@@ -20,6 +21,8 @@ def _stage_end_drop(report: UnitReport, idx: np.ndarray) -> float:
     values = report.variance[idx]
     stages = [u.stage for u in report.units]
     drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1) if stages[i + 1] != stages[i]]
+    if not drops:
+        raise NotApplicable("the model has no stage boundary")
     return float(np.mean(drops))
 
 
@@ -34,15 +37,17 @@ def _block_gap(report: UnitReport, batches: np.ndarray) -> float:
 
 def _lower_upper_cka(report: UnitReport, batches: np.ndarray) -> float:
     """Mean CKA between units in the lowest third of depth and units in the highest third."""
-    cka = report.cka.compute(batches).numpy()
     depth = np.array([u.depth for u in report.units])
+    if not ((depth <= 1 / 3).any() and (depth >= 2 / 3).any()):
+        raise NotApplicable("the model has no units in its lowest or highest third of depth")
+    cka = report.cka.compute(batches).numpy()
     return float(cka[np.ix_(depth <= 1 / 3, depth >= 2 / 3)].mean())
 
 
 _LATER_MSA = Part(
     name="msa-later-half",
     statistic_name="mean ΔlogA(hf) change over MSA units with depth >= 0.5",
-    statistic=mean_effect("high_freq", lambda u: u.kind == "msa" and u.depth >= 0.5),
+    statistic=mean_effect("high_freq", lambda u: u.kind == "msa" and u.depth >= 0.5, "MSA units in its later half"),
     direction="less",
     applies=lambda a: None if any(u.kind == "msa" and u.depth >= 0.5 for u in a.units) else f"{a.family} has no MSA units in its later half",
 )
@@ -77,7 +82,8 @@ CONV_MLP_HIGHPASS = Claim(
     parts=(Part(
         name="conv-mlp",
         statistic_name="mean ΔlogA(hf) change over non-subsampling conv and MLP units",
-        statistic=mean_effect("high_freq", lambda u: u.kind in ("conv", "mlp") and not u.subsamples),
+        statistic=mean_effect("high_freq", lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
+                              "non-subsampling conv or MLP units"),
         direction="greater",
     ),),
     applies=needs_kinds("conv", "mlp"),
@@ -99,14 +105,15 @@ MSA_REDUCES_VARIANCE = Claim(
         Part(
             name="msa",
             statistic_name="mean feature-variance change over MSA units",
-            statistic=mean_effect("variance", lambda u: u.kind == "msa"),
+            statistic=mean_effect("variance", lambda u: u.kind == "msa", "MSA units"),
             direction="less",
             applies=needs_kinds("msa"),
         ),
         Part(
             name="conv-mlp",
             statistic_name="mean feature-variance change over non-subsampling conv and MLP units",
-            statistic=mean_effect("variance", lambda u: u.kind in ("conv", "mlp") and not u.subsamples),
+            statistic=mean_effect("variance", lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
+                                  "non-subsampling conv or MLP units"),
             direction="greater",
             applies=needs_kinds("conv", "mlp"),
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import NotApplicable
 from ..measures import UnitReport
 from .base import Claim, Paper, Part, needs_cls, needs_traits
 
@@ -22,6 +23,8 @@ def _residual(report: UnitReport) -> np.ndarray:
 
 def _mean_skip_ratio(report: UnitReport, idx: np.ndarray) -> float:
     """Mean over residual units and images of ||x|| / ||f(x)|| (spatial tokens)."""
+    if not _residual(report).any():
+        raise NotApplicable("the model has no residual unit with a measured skip and branch")
     return float(report.skip_ratio[idx][:, _residual(report)].mean())
 
 
@@ -29,6 +32,8 @@ def _cls_minus_spatial(lower: bool):
     def stat(report: UnitReport, idx: np.ndarray) -> float:
         depth = np.array([u.depth for u in report.units])
         cols = ~np.isnan(report.skip_ratio_cls).all(axis=0) & ((depth < 0.5) if lower else (depth >= 0.5))
+        if not cols.any():
+            raise NotApplicable(f"the model has no residual unit with a CLS token in its {'lower' if lower else 'upper'} half")
         return float((report.skip_ratio_cls[idx][:, cols] - report.skip_ratio[idx][:, cols]).mean())
     return stat
 
@@ -36,7 +41,10 @@ def _cls_minus_spatial(lower: bool):
 def _attention_halves(report: UnitReport) -> tuple[list[str], list[str]]:
     depth = {u.name: u.depth for u in report.units}
     names = list(report.attention)
-    return [n for n in names if depth[n] < 0.5], [n for n in names if depth[n] >= 0.5]
+    lower, upper = [n for n in names if depth[n] < 0.5], [n for n in names if depth[n] >= 0.5]
+    if not lower or not upper:
+        raise NotApplicable("the model has no global attention weights in its lower or upper half")
+    return lower, upper
 
 
 def _distance_growth(report: UnitReport, idx: np.ndarray) -> float:

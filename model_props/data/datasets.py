@@ -22,7 +22,8 @@ __all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "ca
            "DEFAULT_DATASET", "VALIDATION_SEED"]
 
 DEFAULT_DATASET = "deadleaves"
-DATASETS = ("deadleaves", "cifar10", "cifar100", "folder:PATH")
+DEADLEAVES = {"deadleaves": DeadLeavesConfig(), "deadleaves-hard": DeadLeavesConfig(distractors=0.4)}
+DATASETS = (*DEADLEAVES, "cifar10", "cifar100", "folder:PATH")
 # Dead leaves: 14,000 generated training images, of which 2,000 become the validation split (12,000 train).
 DEADLEAVES_SIZES = {"train": 14_000, "test": 2_000}
 DEADLEAVES_VALIDATION = 2_000
@@ -104,10 +105,10 @@ def _with_validation(name: str, classes: tuple[str, ...], pool: Split, test: Spl
     return ImageDataset(name, classes, train, val, test)
 
 
-def _deadleaves(cache_dir: Path, seed: int) -> ImageDataset:
-    config = DeadLeavesConfig()
+def _deadleaves(name: str, cache_dir: Path, seed: int) -> ImageDataset:
+    config = DEADLEAVES[name]
     key = hashlib.sha256(repr((config, DEADLEAVES_SIZES)).encode()).hexdigest()[:10]
-    path = cache_dir / "data" / f"deadleaves-s{seed}-{key}.npz"
+    path = cache_dir / "data" / f"{name}-s{seed}-{key}.npz"
     with entry_lock(path):
         arrays = _read_npz(path)
         if arrays is None:
@@ -124,7 +125,7 @@ def _deadleaves(cache_dir: Path, seed: int) -> ImageDataset:
         )
         for s in DEADLEAVES_SIZES
     }
-    return _with_validation("deadleaves", SHAPES, splits["train"], splits["test"], DEADLEAVES_VALIDATION)
+    return _with_validation(name, SHAPES, splits["train"], splits["test"], DEADLEAVES_VALIDATION)
 
 
 def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -199,9 +200,9 @@ def load_dataset(
     img_size: int = 32,
     download: bool = False,
 ) -> ImageDataset:
-    """Load a dataset by name: ``deadleaves``, ``cifar10``, ``cifar100`` or ``folder:PATH``."""
-    if name == "deadleaves":
-        return _deadleaves(cache_dir, seed)
+    """Load a dataset by name: ``deadleaves``, ``deadleaves-hard``, ``cifar10``, ``cifar100`` or ``folder:PATH``."""
+    if name in DEADLEAVES:
+        return _deadleaves(name, cache_dir, seed)
     if name in ("cifar10", "cifar100"):
         return _cifar(name, data_root, download)
     if name.startswith("folder:"):

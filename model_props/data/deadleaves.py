@@ -4,7 +4,9 @@ An image is a stack of occluding leaves painted back to front on a random backgr
 the power law p(r) ~ r^-3 on [r_min, r_max], the scale-invariant law of the dead-leaves model (Lee, Mumford
 & Huang 2001), which gives natural-image-like 1/f^a power spectra. All leaves of an image share one shape;
 that shape is the label (10 classes). Colours and positions are uniform. Leaves are painted at 2x the
-output size and box-filtered down (anti-aliasing).
+output size and box-filtered down (anti-aliasing). With ``distractors = p`` each leaf takes, with probability
+p, one of the other shapes instead (the ``deadleaves-hard`` dataset): the label is then the majority shape,
+a subtler task.
 
 Generation is vectorised over images: for each class, each leaf step paints all images of that class at
 once. Everything is drawn from ``numpy.random.Generator(seed)``, so a seed fixes every pixel.
@@ -33,6 +35,7 @@ class DeadLeavesConfig:
     r_min: float = 4.0  # in output pixels
     r_max: float = 16.0
     supersample: int = 2
+    distractors: float = 0.0  # probability that a leaf takes another shape than the image's class
     version: int = 1  # bump when the generator changes what it draws
 
 
@@ -64,6 +67,18 @@ def shape_mask(shape: str, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     raise ValueError(f"shape={shape!r} is not one of {SHAPES}")
 
 
+def _leaf_masks(shapes: np.ndarray, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(m, s, s) masks of leaves whose shapes (indices into SHAPES) may differ from image to image."""
+    present = np.unique(shapes)
+    if len(present) == 1:
+        return shape_mask(SHAPES[present[0]], u, v)
+    mask = torch.zeros(u.shape[0], v.shape[1], u.shape[2], dtype=torch.bool)
+    for index in present:
+        sel = torch.from_numpy(shapes == index)
+        mask[sel] = shape_mask(SHAPES[index], u[sel], v[sel])
+    return mask
+
+
 def _power_law_radii(rng: np.random.Generator, n: int, r_min: float, r_max: float) -> np.ndarray:
     """Inverse-CDF sample of p(r) ~ r^-3 on [r_min, r_max]."""
     a, b = r_min**-2, r_max**-2
@@ -84,10 +99,15 @@ def render_dead_leaves(
     centres = (rng.random((n, k, 2)) * s).astype(np.float32)
     radii = (_power_law_radii(rng, n * k, config.r_min, config.r_max) * config.supersample)
     radii = radii.reshape(n, k).astype(np.float32)
+    leaf_shapes = np.repeat(np.asarray(labels)[:, None], k, axis=1)
+    if config.distractors:  # drawn after everything else, so that distractors=0 draws the same images as before
+        swap = rng.random((n, k)) < config.distractors
+        other = (leaf_shapes + rng.integers(1, len(SHAPES), (n, k))) % len(SHAPES)
+        leaf_shapes = np.where(swap, other, leaf_shapes)
     # Leaves are painted in the order drawn (no sorting by size), as in the dead-leaves model.
     coords = torch.arange(s, dtype=torch.float32) + 0.5
     out = np.empty((n, config.size, config.size, 3), dtype=np.uint8)
-    for cls, shape in enumerate(SHAPES):
+    for cls in range(len(SHAPES)):
         idx_all = np.flatnonzero(labels == cls)
         for start in range(0, len(idx_all), chunk):
             idx = idx_all[start : start + chunk]
@@ -99,7 +119,7 @@ def render_dead_leaves(
                 r = torch.from_numpy(radii[idx, leaf]).view(m, 1, 1)
                 u = (coords.view(1, 1, s) - cx) / r
                 v = (coords.view(1, s, 1) - cy) / r
-                mask = shape_mask(shape, u, v).unsqueeze(1)  # (m, 1, s, s)
+                mask = _leaf_masks(leaf_shapes[idx, leaf], u, v).unsqueeze(1)  # (m, 1, s, s)
                 colour = torch.from_numpy(colours[idx, leaf]).view(m, 3, 1, 1)
                 canvas = torch.where(mask, colour, canvas)
             small = F.avg_pool2d(canvas, config.supersample)

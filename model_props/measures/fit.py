@@ -16,7 +16,7 @@ from ..data import Split
 from ..zoo.registry import check_finite
 from .calibration import expected_calibration_error
 
-__all__ = ["FitReport", "fit_report", "predictions"]
+__all__ = ["FitReport", "fit_report", "predictions", "batch_predictions"]
 
 
 @dataclass
@@ -57,21 +57,23 @@ def _all(idx: np.ndarray | None) -> np.ndarray | slice:
 
 
 @torch.no_grad()
+def batch_predictions(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
+                      device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(correct, nll, confidence) per image of one batch of [0, 1] images, model in eval mode."""
+    model.eval()
+    logits = model(x.to(device)).float()
+    check_finite(logits, f"model {getattr(model, 'name', '?')!r} logits")
+    y = y.to(device)
+    log_p = F.log_softmax(logits, dim=1)
+    return (logits.argmax(1) == y).cpu(), -log_p.gather(1, y[:, None])[:, 0].cpu(), log_p.exp().max(1).values.cpu()
+
+
 def predictions(model: torch.nn.Module, split: Split, index: torch.Tensor, *, batch_size: int = 500,
                 device: str = "cpu") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(correct, nll, confidence) per image of ``split[index]``, model in eval mode."""
-    model.eval()
-    correct, nll, conf = [], [], []
-    for start in range(0, len(index), batch_size):
-        x, y = split.batch(index[start : start + batch_size])
-        logits = model(x.to(device)).float()
-        check_finite(logits, f"model {getattr(model, 'name', '?')!r} logits")
-        y = y.to(device)
-        log_p = F.log_softmax(logits, dim=1)
-        correct.append((logits.argmax(1) == y).cpu())
-        nll.append(-log_p.gather(1, y[:, None])[:, 0].cpu())
-        conf.append(log_p.exp().max(1).values.cpu())
-    return torch.cat(correct).numpy(), torch.cat(nll).double().numpy(), torch.cat(conf).double().numpy()
+    parts = [batch_predictions(model, *split.batch(index[s : s + batch_size]), device) for s in range(0, len(index), batch_size)]
+    correct, nll, conf = (torch.cat(t) for t in zip(*parts))
+    return correct.numpy(), nll.double().numpy(), conf.double().numpy()
 
 
 def fit_report(model: torch.nn.Module, test: Split, train: Split, *, n_images: int, seed: int = 0,

@@ -100,3 +100,29 @@ def test_summary_json_contract(tmp_path):
         assert r["verdict"] in {"supported", "contradicted", "inconclusive", "skipped", "xfailed"}
     md = (tmp_path / "summary.md").read_text()
     assert "park2022.msa-lowpass" in md and "ok -0.1" in md
+
+
+def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
+    """MobileViT's only conv units subsample: the conv/MLP variance part selects nothing and is skipped (not a
+    failure), while the MSA part is still decided."""
+    import numpy as np
+
+    from model_props.anatomy import Anatomy, Tap, Unit
+    from model_props.evaluation import evaluate_claim
+    from model_props.measures import MinibatchCKA, UnitReport
+
+    tap = Tap("net.x")
+    units = (Unit(0, "embed", "embed", 0, 0.0, tap), Unit(1, "down", "conv", 1, 0.5, tap, subsamples=True),
+             Unit(2, "attn", "msa", 1, 1.0, tap, tap, tap))
+    anat = Anatomy("mobilevit-like", (*units, Unit(3, "head", "head", 1, 1.0, Tap("net", "output", "logits"))),
+                   frozenset({"conv", "global_msa", "multi_stage"}))
+    rng = np.random.default_rng(0)
+    variance = np.cumsum(rng.random((64, 3)), axis=1)[:, [0, 2, 1]]  # the MSA unit lowers the variance
+    report = UnitReport(units, 64, 32, rng.random((64, 3)), variance, np.full((64, 3), np.nan), np.full((64, 3), np.nan),
+                        MinibatchCKA())
+    claim = get_claim("park2022.msa-reduces-variance")
+    assert claim.skip_reason(anat) is None
+    outcome = evaluate_claim(claim, "mobilevit-like", anat, lambda name, kind, ckpt: report, n_boot=200)
+    verdicts = {p.part.name: (p.verdict, p.reason) for p in outcome.parts}
+    assert verdicts["conv-mlp"] == ("skipped", "the model has no non-subsampling conv or MLP units")
+    assert verdicts["msa"][0] == "supported" and outcome.verdict == "supported"

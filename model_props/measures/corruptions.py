@@ -1,0 +1,158 @@
+"""Common corruptions generated in torch at 5 severities (CIFAR-10-C style; Hendrycks & Dietterich 2019;
+Park & Kim 2022, Fig. 12c; PAPER.md Sec. 3.6).
+
+Severities follow the CIFAR-10-C parameters where the corruption is the same; images stay in [0, 1].
+
+============== ==================================================== ===========================
+corruption     operation                                            severity 1 ... 5
+============== ==================================================== ===========================
+gaussian_noise x + N(0, s^2), clipped                               s = .04 .06 .08 .09 .10
+shot_noise     Poisson(x c) / c, clipped                            c = 500 250 100 75 50
+gaussian_blur  torchvision gaussian_blur, kernel 2 ceil(3 s) + 1    s = .4 .6 .7 .8 1.0
+box_blur       k x k mean filter (reflect padding)                  k = 2 3 4 5 6
+contrast       (x - m) c + m, m the per-channel image mean          c = .75 .5 .4 .3 .15
+brightness     x + c, clipped (additive, in RGB)                    c = .05 .1 .15 .2 .3
+pixelate       area down-sampling by c, nearest up-sampling         c = .95 .9 .85 .75 .65
+jpeg           torchvision JPEG round trip                          quality = 80 65 58 50 40
+============== ==================================================== ===========================
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..data import Split
+from ..errors import MeasurementError, choices
+from .fit import batch_predictions, predictions
+
+__all__ = ["CORRUPTIONS", "SEVERITIES", "corrupt", "CorruptionReport", "corruption_report"]
+
+SEVERITIES = 5
+
+
+def _gaussian_noise(x: torch.Tensor, s: float, gen: torch.Generator) -> torch.Tensor:
+    return (x + s * torch.randn(x.shape, generator=gen)).clamp(0, 1)
+
+
+def _shot_noise(x: torch.Tensor, c: float, gen: torch.Generator) -> torch.Tensor:
+    return (torch.poisson(x * c, generator=gen) / c).clamp(0, 1)
+
+
+def _gaussian_blur(x: torch.Tensor, s: float, gen: torch.Generator) -> torch.Tensor:
+    from torchvision.transforms.v2 import functional as TF
+
+    k = 2 * math.ceil(3 * s) + 1
+    return TF.gaussian_blur(x, [k, k], [s, s])
+
+
+def _box_blur(x: torch.Tensor, k: float, gen: torch.Generator) -> torch.Tensor:
+    k = int(k)
+    left, right = (k - 1) // 2, k // 2
+    padded = F.pad(x, (left, right, left, right), mode="reflect")
+    return F.avg_pool2d(padded, k, stride=1)
+
+
+def _contrast(x: torch.Tensor, c: float, gen: torch.Generator) -> torch.Tensor:
+    mean = x.mean(dim=(2, 3), keepdim=True)
+    return ((x - mean) * c + mean).clamp(0, 1)
+
+
+def _brightness(x: torch.Tensor, c: float, gen: torch.Generator) -> torch.Tensor:
+    return (x + c).clamp(0, 1)
+
+
+def _pixelate(x: torch.Tensor, c: float, gen: torch.Generator) -> torch.Tensor:
+    size = x.shape[-1]
+    small = F.interpolate(x, size=max(1, round(size * c)), mode="area")
+    return F.interpolate(small, size=size, mode="nearest")
+
+
+def _jpeg(x: torch.Tensor, quality: float, gen: torch.Generator) -> torch.Tensor:
+    import warnings
+
+    from torchvision.transforms.v2 import functional as TF
+
+    with warnings.catch_warnings():  # torchvision 0.29 deprecates its codecs in favour of torchcodec
+        warnings.simplefilter("ignore", DeprecationWarning)
+        encoded = TF.jpeg((x * 255).round().to(torch.uint8), int(quality))
+    return encoded.float() / 255
+
+
+CORRUPTIONS: dict[str, tuple[Callable[[torch.Tensor, float, torch.Generator], torch.Tensor], tuple[float, ...]]] = {
+    "gaussian_noise": (_gaussian_noise, (0.04, 0.06, 0.08, 0.09, 0.10)),
+    "shot_noise": (_shot_noise, (500, 250, 100, 75, 50)),
+    "gaussian_blur": (_gaussian_blur, (0.4, 0.6, 0.7, 0.8, 1.0)),
+    "box_blur": (_box_blur, (2, 3, 4, 5, 6)),
+    "contrast": (_contrast, (0.75, 0.5, 0.4, 0.3, 0.15)),
+    "brightness": (_brightness, (0.05, 0.1, 0.15, 0.2, 0.3)),
+    "pixelate": (_pixelate, (0.95, 0.9, 0.85, 0.75, 0.65)),
+    "jpeg": (_jpeg, (80, 65, 58, 50, 40)),
+}
+
+
+def corrupt(x: torch.Tensor, name: str, severity: int, generator: torch.Generator) -> torch.Tensor:
+    """``x`` (B, 3, H, W) in [0, 1] under corruption ``name`` at ``severity`` 1..5."""
+    if name not in CORRUPTIONS:
+        raise MeasurementError(f"unknown corruption {name!r}; valid: {choices(CORRUPTIONS)}")
+    if not 1 <= severity <= SEVERITIES:
+        raise MeasurementError(f"corruption severity={severity}; valid: 1..{SEVERITIES}")
+    fn, levels = CORRUPTIONS[name]
+    return fn(x, levels[severity - 1], generator)
+
+
+@dataclass
+class CorruptionReport:
+    """Per image, correctness and NLL on the clean image and under every corruption x severity."""
+
+    correct: np.ndarray  # (N, 1 + C * 5) bool: clean, then corruption-major, severity-minor
+    nll: np.ndarray  # (N, 1 + C * 5)
+    names: tuple[str, ...]
+
+    def size(self, sampling: str) -> int:
+        """Sampling unit: ``images``."""
+        return {"images": len(self.correct)}[sampling]
+
+    def mean_accuracy(self, idx: np.ndarray | None = None) -> float:
+        """Mean corruption accuracy over every corruption and severity."""
+        c = self.correct if idx is None else self.correct[idx]
+        return float(c[:, 1:].mean())
+
+    def accuracy(self, name: str, severity: int | None = None) -> float:
+        i = self.names.index(name)
+        cols = slice(1 + SEVERITIES * i, 1 + SEVERITIES * (i + 1))
+        acc = self.correct[:, cols].mean(axis=0)
+        return float(acc.mean() if severity is None else acc[severity - 1])
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"correct": self.correct, "nll": self.nll, "names": np.array(self.names)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], units: object = None) -> CorruptionReport:
+        return cls(arrays["correct"], arrays["nll"], tuple(str(n) for n in arrays["names"]))
+
+
+@torch.no_grad()
+def corruption_report(model: torch.nn.Module, test: Split, *, n_images: int, seed: int = 0, batch_size: int = 500,
+                      device: str = "cpu") -> CorruptionReport:
+    """Correctness and NLL of ``model`` on ``n_images`` test images (seeded), clean and corrupted."""
+    gen = torch.Generator().manual_seed(seed)
+    index = torch.randperm(len(test), generator=gen)[: min(n_images, len(test))]
+    clean_correct, clean_nll, _ = predictions(model, test, index, batch_size=batch_size, device=device)
+    correct, nll = [clean_correct], [clean_nll]
+    for c, name in enumerate(CORRUPTIONS):
+        for severity in range(1, SEVERITIES + 1):
+            noise_gen = torch.Generator().manual_seed(seed * 1000 + c * 10 + severity)
+            cols_c, cols_n = [], []
+            for start in range(0, len(index), batch_size):
+                x, y = test.batch(index[start : start + batch_size])
+                ok, loss, _ = batch_predictions(model, corrupt(x, name, severity, noise_gen), y, device)
+                cols_c.append(ok)
+                cols_n.append(loss)
+            correct.append(torch.cat(cols_c).numpy())
+            nll.append(torch.cat(cols_n).double().numpy())
+    return CorruptionReport(np.stack(correct, 1), np.stack(nll, 1), tuple(CORRUPTIONS))
