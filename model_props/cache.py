@@ -31,8 +31,13 @@ def default_cache_dir() -> Path:
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place."""
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
+
+    Call it under the entry's :func:`entry_lock`: it first deletes the temporaries a killed writer of the same
+    entry left behind (no other writer can be at work)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)

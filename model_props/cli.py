@@ -4,6 +4,7 @@
     model-props anatomy NAME [--profile smoke]
     model-props recipes [--profile smoke]
     model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
+    model-props report [--results reports/allure-results] [--reports reports]
 """
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
     s.add_argument("--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)")
+    r = sub.add_parser("report", help="generate the Allure HTML report (reports/allure-report/index.html) offline")
+    r.add_argument("--results", type=Path, default=Path("reports/allure-results"))
+    r.add_argument("--reports", type=Path, default=Path("reports"), help="where allure-report/ and the history go")
     return p
 
 
@@ -50,6 +54,11 @@ def _settings(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "report":
+            from .html_report import generate_html
+
+            print(generate_html(args.results, args.reports))
+            return 0
         settings = _settings(args)
         if args.command == "recipes":
             for name, r in settings.profile_data.recipes.items():

@@ -59,6 +59,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a folder of your own profiles (<profile>.toml); a file named like a built-in profile extends it")
     group.addoption("--claims-remeasure", dest="claims_remeasure", action="store_true", default=None,
                     help="ignore the measurement cache and measure again")
+    group.addoption("--claims-html", dest="claims_html", action="store_true", default=False,
+                    help="after the run, generate the Allure HTML report reports/allure-report/index.html (needs Node.js "
+                         "and Allure 3: npm ci --prefix reports)")
     group.addoption("--model", dest="claims_models", action="append", default=[], metavar="SPEC",
                     help="a model to test instead of the references: a reference name, timm:NAME or package.module:factory (repeatable)")
     group.addoption("--checkpoint", dest="claims_checkpoints", action="append", default=[], metavar="PATH",
@@ -94,7 +97,7 @@ def _collects_suite(config: pytest.Config) -> bool:
 def _in_use(config: pytest.Config) -> bool:
     from .config import read_table
 
-    given = any(v not in (None, []) for v in _cli(config).values())
+    given = any(v not in (None, []) for v in _cli(config).values()) or config.option.claims_html
     try:
         table = read_table(_pyproject(config))
     except ModelPropsError:
@@ -125,7 +128,10 @@ def _store(config: pytest.Config):
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
-    config.pluginmanager.register(Recorder(config), "model-props-recorder")
+    recorder = Recorder(config)
+    config.pluginmanager.register(recorder, "model-props-recorder")
+    if config.option.claims_html and not hasattr(config, "workerinput"):
+        config.add_cleanup(recorder.generate_html)  # registered before allure-pytest's: runs after it closes its files
     if not _in_use(config):
         return
     try:
@@ -136,6 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
         for spec in store.settings.models:
             if spec not in store.profile.recipes:
                 parse_spec(spec)
+        _check_gate(config, store)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
     if getattr(config.option, "allure_report_dir", "unset") is None:  # allure-pytest is there and got no --alluredir
@@ -147,6 +154,57 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(config.workerinput["workercount"])))
+
+
+_gate_key = pytest.StashKey["Gate"]()
+
+
+def _gate(config: pytest.Config):
+    """The session's release gate (empty without a ``[tool.model_props.gate]`` table)."""
+    if _gate_key not in config.stash:
+        from .gate import read_gate
+
+        config.stash[_gate_key] = read_gate(_settings(config).gate, _pyproject(config).parent)
+    return config.stash[_gate_key]
+
+
+def _check_gate(config: pytest.Config, store) -> None:
+    """Reject, when the table is read, a gate that cannot work: no single candidate, a gating claim that is a
+    known failure at this profile; warn about a baseline produced with other versions."""
+    from .claims import get_claim
+    from .errors import ConfigError
+
+    gate = _gate(config)
+    if not gate.active:
+        return
+    models = store.settings.models
+    if len(models) != 1:
+        raise ConfigError(f"[tool.model_props.gate] gates one candidate model; got {len(models)} "
+                          f"({list(models) or 'none: give --model SPEC --checkpoint FILE or [tool.model_props] models'})")
+    candidate = models[0]
+    study = store.study
+    for claim_id in gate.claims:
+        claim = get_claim(claim_id)
+        if study is None:
+            continue
+        exp = study.expectation(claim, candidate) if candidate in store.profile.recipes else None
+        if (exp is not None and exp.kind == "known-failure") or (exp is None and study.never_replicates(claim)):
+            raise ConfigError(f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile "
+                              f"{store.profile.name!r} (its seed study never supports it), so gating on it would "
+                              "always fail; gate on claims that hold at this scale")
+    if gate.baseline is not None:
+        from .provenance import checkpoint_versions, versions
+
+        if not gate.baseline.is_file():
+            raise ConfigError(f"[tool.model_props.gate] baseline {str(gate.baseline)!r} does not exist")
+        recorded = checkpoint_versions(gate.baseline)
+        now = versions()
+        differ = {k: (v, now.get(k)) for k, v in (recorded or {}).items() if k in now and v != str(now.get(k))}
+        if differ:
+            names = ", ".join(f"{k} {was} (now {is_})" for k, (was, is_) in differ.items())
+            config.issue_config_time_warning(UserWarning(
+                f"model-props gate: the baseline {gate.baseline.name} was produced with {names}; its numbers are "
+                "measured again now, but its weights may not be comparable"), stacklevel=2)
 
 
 @contextmanager
@@ -173,6 +231,12 @@ def _expectation_mark(store, claim, model: str):
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``model_name`` runs over the models under test (``--model``, or the references); ``claim_id`` x
     ``model_name`` over the catalogue, marked as the profile's seed study says."""
+    if "gate_statistic" in metafunc.fixturenames:
+        gate = _gate(metafunc.config)
+        params = [pytest.param(name, id=name, marks=pytest.mark.gate) for name in gate.tolerances]
+        metafunc.parametrize("gate_statistic", params or [pytest.param(
+            None, id="no-tolerances", marks=pytest.mark.skip(reason="no [tool.model_props.gate] tolerances"))])
+        return
     if "model_name" not in metafunc.fixturenames:
         return
     store = _store(metafunc.config)
@@ -184,11 +248,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from .claims import list_claims
 
+    gating = set(_gate(metafunc.config).claims)
     params = []
     for claim in list_claims():
         for n in names:
             marks = [group[n], pytest.mark.claim]
-            if claim.gate:
+            if claim.gate or claim.id in gating:
                 marks.append(pytest.mark.gate)
             if (mark := _expectation_mark(store, claim, n)) is not None:
                 marks.append(mark)
@@ -247,7 +312,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     """
     from .evaluation import evaluate_claim
     from .figures import figure_png, raw_measurements
-    from .report import allure_labels, attach, model_facts, outcome_record, skip_record
+    from .report import allure_labels, allure_title, attach, model_facts, outcome_record, skip_record
 
     xfail = request.node.get_closest_marker("xfail")
     expected = None if xfail is None else "known-failure" if xfail.kwargs.get("strict") else "seed-dependent"
@@ -260,6 +325,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
         with user_errors():
             reason = claim.skip_reason(mut.anatomy, mut.name, model_store.profile.recipes)
         if reason is not None:
+            allure_title(claim, mut.name, "not applicable")
             if record:
                 props.append(("claim_record", skip_record(claim, mut.name, reason)))
             pytest.skip(f"{claim.id} does not apply to {mut.name}: {reason}")
@@ -279,8 +345,33 @@ def check_claim(model_store, request: pytest.FixtureRequest):
             outcome = evaluate_claim(claim, mut.name, mut.anatomy, reports, seed=model_store.settings.seed,
                                      n_boot=model_store.profile.measurement.n_boot)
         attach(outcome, figure_png(claim, mut.name, used), raw_measurements(used))
+        allure_title(claim, mut.name, outcome.verdict)
         if record:
             props.append(("claim_record", {**outcome_record(outcome), "expected": expected or "pass"}))
+        return outcome
+
+    return check
+
+
+@pytest.fixture
+def gate_check(model_store, request: pytest.FixtureRequest):
+    """``gate_check(statistic) -> GateOutcome``: the candidate against the gate's baseline on one statistic."""
+    from .gate import GATE_STATISTICS, check_tolerance
+
+    gate = _gate(request.config)
+
+    def check(statistic: str):
+        with user_errors():
+            candidate_name = model_store.models_under_test()[0]
+            candidate = model_store.get(candidate_name)
+            baseline = model_store.baseline(candidate_name, gate.baseline)
+            kind = GATE_STATISTICS[statistic].report
+            outcome = check_tolerance(statistic, gate.tolerances[statistic], model_store.report_for(candidate, kind),
+                                      model_store.report_for(baseline, kind), candidate=candidate_name,
+                                      baseline=str(gate.baseline.name), seed=model_store.settings.seed,
+                                      n_boot=model_store.profile.measurement.n_boot)
+        request.node.user_properties.append(("gate_record", {"statistic": statistic, "passed": outcome.passed,
+                                                             "message": outcome.message}))
         return outcome
 
     return check
@@ -297,9 +388,12 @@ class Recorder:
         self.config = config
         self.records: list[dict] = []
         self.models: dict[str, dict] = {}
+        self.gate: list[dict] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
+        if report.when == "call" and "gate_record" in props:
+            self.gate.append(props["gate_record"])
         record = props.get("claim_record")
         if record is None or (report.when != "call" and not report.skipped):
             return
@@ -317,14 +411,28 @@ class Recorder:
         return Path(self.config.invocation_params.dir) / "reports"
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") or not self.records:
+        if hasattr(self.config, "workerinput") or not (self.records or self.gate):
             return
         from .provenance import provenance
         from .report import write_summary
 
         settings = _settings(self.config)
         write_summary(self.directory, profile=settings.profile, seed=settings.seed, train_seed=settings.train_seed,
-                      models=self.models, results=self.records, provenance=provenance(settings.device))
+                      models=self.models, results=self.records, provenance=provenance(settings.device), gate=self.gate)
+
+    def generate_html(self) -> None:
+        """Build the HTML report from this session's Allure results (``--claims-html``)."""
+        from .html_report import generate_html
+
+        results = getattr(self.config.option, "allure_report_dir", None)
+        if not results:
+            return
+        try:
+            index = generate_html(Path(results), self.directory)
+        except ModelPropsError as exc:
+            print(f"\nmodel-props: no HTML report: {exc}")
+            return
+        print(f"\nmodel-props: HTML report {index}")
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
@@ -335,6 +443,10 @@ class Recorder:
             for line in verdict_table(sorted(self.records, key=lambda r: (r["claim"], r["model"]))):
                 tr.write_line(line)
             tr.write_line(f"written to {self.directory / 'summary.json'} and summary.md")
+        if self.gate:
+            tr.section("model-props: release gate tolerances")
+            for g in self.gate:
+                tr.write_line(("PASS " if g["passed"] else "FAIL ") + g["message"])
         if self.models:
             tr.section("model-props: models under test")
             tr.write_line(f"{'model':24s} {'params':>9s} {'test acc':>9s}  checkpoint sha256")

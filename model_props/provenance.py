@@ -11,7 +11,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
-__all__ = ["versions", "machine", "provenance", "VERSIONED"]
+__all__ = ["versions", "machine", "provenance", "checkpoint_versions", "VERSIONED"]
 
 VERSIONED = ("model-props", "torch", "timm", "numpy")
 
@@ -54,3 +54,18 @@ def machine(device: str = "cpu") -> dict[str, Any]:
 
 def provenance(device: str = "cpu") -> dict[str, Any]:
     return {"versions": versions(), "machine": machine(device)}
+
+
+def checkpoint_versions(path: Any) -> dict[str, str] | None:
+    """The versions a model-props checkpoint was produced with (its safetensors header), None if unrecorded."""
+    if not str(path).endswith(".safetensors"):
+        return None
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as fh:
+            meta = fh.metadata() or {}
+    except Exception:  # not a safetensors file we can read: nothing recorded
+        return None
+    found = {k: meta[k] for k in VERSIONED if k in meta}
+    return found or None

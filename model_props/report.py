@@ -31,7 +31,7 @@ from typing import Any
 from .claims import Claim
 from .evaluation import ClaimOutcome
 
-__all__ = ["SCHEMA_VERSION", "allure_labels", "attach", "outcome_record", "skip_record", "model_facts",
+__all__ = ["SCHEMA_VERSION", "allure_labels", "allure_title", "attach", "outcome_record", "skip_record", "model_facts",
            "write_summary", "verdict_table"]
 
 SCHEMA_VERSION = 1
@@ -55,6 +55,13 @@ def allure_labels(claim: Claim, model: str, expected: str | None = None) -> None
     rules = "\n".join(f"- **{p.name}**: {p.rule}" for p in claim.parts)
     allure.dynamic.description(f"{claim.statement}\n\n**Units:** {claim.units}\n\n**Decision rules** "
                                f"({claim.level:.0%} percentile bootstrap):\n{rules}")
+
+
+def allure_title(claim: Claim, model: str, verdict: str) -> None:
+    """The test's title in the report names the claim, the model and the verdict."""
+    import allure
+
+    allure.dynamic.title(f"{claim.id} [{model}]: {verdict}")
 
 
 def attach(outcome: ClaimOutcome, png: bytes, raw: Mapping[str, Any] | None = None) -> None:
@@ -114,11 +121,12 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def write_summary(directory: Path, *, profile: str, seed: int, models: Mapping[str, Mapping[str, Any]],
                   results: list[Mapping[str, Any]], train_seed: int | None = None,
-                  provenance: Mapping[str, Any] | None = None) -> None:
+                  provenance: Mapping[str, Any] | None = None, gate: list[Mapping[str, Any]] | None = None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
     summary = {"schema_version": SCHEMA_VERSION, "profile": profile, "seed": seed, "train_seed": train_seed,
-               "provenance": dict(provenance or {}), "models": dict(models), "results": ordered}
+               "provenance": dict(provenance or {}), "models": dict(models), "results": ordered,
+               "gate": list(gate or [])}
     (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = [f"# model-props verdicts (profile `{profile}`, seed {seed})", "", "```", *verdict_table(ordered), "```", "",
              "| claim | model | verdict | statistic | value | interval |", "|---|---|---|---|---|---|"]

@@ -148,12 +148,26 @@ class ModelStore:
             trained = train(checkpoint=checkpoint)
             return ModelUnderTest(name, trained.model, anatomy(trained.model), trained.metrics, recipe, trained.path,
                                   trained.sha256, trained.from_cache, trained.provenance, checkpoint)
-        parse_spec(name)
-        data = self.dataset()
+        return self._load(name, ckpt, name)
+
+    def baseline(self, name: str, path: Path) -> ModelUnderTest:
+        """The model spec ``name`` with the baseline weights ``path`` (the release gate's comparison)."""
+        key = (f"{name}@baseline", "final")
+        if key not in self._models:
+            self._models[key] = self._load(name, path, key[0])
+        return self._models[key]
+
+    def _load(self, spec: str, path: Path, label: str) -> ModelUnderTest:
+        """The model ``spec`` built for the profile's data and loaded with the weights at ``path``."""
+        if spec not in self.profile.recipes:
+            parse_spec(spec)
+        recipe = self.profile.recipes.get(spec)
+        data = self.dataset(recipe.dataset if recipe else None)
         mean, std = channel_stats(data.train)
-        model = build_model(name, num_classes=data.num_classes, img_size=data.image_size, mean=mean, std=std)
-        load_checkpoint(model, ckpt)
+        model = build_model(recipe.model if recipe else spec, num_classes=data.num_classes, img_size=data.image_size,
+                            arch_kwargs=recipe.arch if recipe else None, mean=mean, std=std)
+        load_checkpoint(model, path)
         check_model(model)
-        model.to(s.device).eval()
-        metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=s.device).items()}
-        return ModelUnderTest(name, model, anatomy(model), metrics, None, ckpt, sha256_file(ckpt))
+        model.to(self.settings.device).eval()
+        metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=self.settings.device).items()}
+        return ModelUnderTest(label, model, anatomy(model), metrics, None, path, sha256_file(path))

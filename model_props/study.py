@@ -75,6 +75,12 @@ class SeedStudy:
             return None
         return min(entry["test_accuracy"]) - FLOOR_MARGIN
 
+    def never_replicates(self, claim: Any) -> bool:
+        """The claim is a known failure on every model the study measured it on."""
+        models = self.claims.get(claim.id, {}).get("models", {})
+        kinds = [e.kind for m in models if (e := self.expectation(claim, m)) is not None]
+        return bool(kinds) and all(k == "known-failure" for k in kinds)
+
     def expectation(self, claim: Any, model: str) -> Expectation | None:
         """What the study says of ``claim`` on ``model``; None if it did not study that pair (or it changed)."""
         entry = self.claims.get(claim.id)

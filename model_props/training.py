@@ -27,7 +27,7 @@ from .cache import atomic_write, entry_lock, sha256_file
 from .data import ImageDataset, Split, class_balanced_subset, load_dataset
 from .data.augment import crop_flip, randaugment
 from .errors import CacheError, RecipeError, choices
-from .provenance import provenance
+from .provenance import provenance, versions
 from .recipes import Recipe
 from .zoo import Classifier, build_model, check_finite, check_model
 
@@ -226,9 +226,10 @@ def _write_entry(recipe: Recipe, run: _Run, files: dict[str, Path], sidecar: Pat
     from safetensors.torch import save_file
 
     checkpoints = {}
+    header = {"recipe": recipe.name, "recipe_key": sidecar.stem, **{k: str(v) for k, v in versions().items()}}
     try:
         for name, state in run.states.items():
-            atomic_write(files[name], lambda tmp, s=state: save_file(s, str(tmp)))
+            atomic_write(files[name], lambda tmp, s=state, c=name: save_file(s, str(tmp), metadata={**header, "checkpoint": c}))
             checkpoints[name] = {"file": files[name].name, "sha256": sha256_file(files[name]), "metrics": run.metrics[name]}
         meta = {
             "recipe": recipe.to_dict(),

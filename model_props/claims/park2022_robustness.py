@@ -169,8 +169,8 @@ MSA_ADVERSARIAL_ROBUST = Claim(
               "beside it).",
     units="accuracy drop (clean - robust) under PGD (10 steps of eps/4 from a random start) at each eps, on test "
           "images, final checkpoints; the model against ResNet",
-    evidence="Park & Kim (robustness notebooks, PAPER.md Sec. 3.9; no numbers published): MSA models are claimed "
-             "more robust to adversarial perturbations than CNNs",
+    evidence="Park & Kim Sec. 1 and the authors' robustness code (no adversarial numbers published): MSA models are "
+             "claimed more robust to adversarial perturbations than CNNs",
     measurement="attack",
     parts=tuple(_part(f"pgd-{e}/255", f"accuracy drop under PGD at eps {e}/255", _pgd_drop(e), "less", "attack",
                       versus="resnet") for e in ATTACK_EPSILONS_255),
