@@ -90,6 +90,14 @@ def unfused_attention(model: nn.Module) -> Iterator[None]:
             m.fused_attn = True
 
 
+def _copy(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_copy(v) for v in value)
+    return value
+
+
 def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool = True, attention: bool = False,
             grad: bool = False) -> Capture:
     """Run ``model(x)`` once and return every unit's state (and, if asked, branch, skip and global
@@ -106,11 +114,13 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
     handles = []
 
     def record(key):
+        # Copies, not references: a block may later change the tensor in place (timm's ResNet adds the
+        # shortcut into its branch output and applies an in-place ReLU), and the copy is what the tap saw.
         def pre(_m, args):
-            seen[key].append(args[0])
+            seen[key].append(_copy(args[0]))
 
         def post(_m, _args, out):
-            seen[key].append(out)
+            seen[key].append(_copy(out))
 
         return pre if key[1] == "input" else post
 

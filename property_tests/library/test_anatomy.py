@@ -107,6 +107,23 @@ def test_state_is_skip_plus_branch(name):
             torch.testing.assert_close(cap.states[u.name], cap.skips[u.name] + cap.branches[u.name])
 
 
+def test_resnet_state_is_the_activated_sum_of_skip_and_branch():
+    """Post-activation blocks: state = relu(x + f(x)). timm's ResNet adds the shortcut into its branch output in
+    place and applies an in-place ReLU, so the capture must copy what each tap saw (it once read the branch
+    after the addition: ||f(x)|| was ||relu(x + f(x))||)."""
+    model = smoke_model("resnet")
+    with torch.no_grad():
+        for p in model.parameters():  # timm zero-initialises the last BN of each block: make every branch non-zero
+            p.add_(0.1 * torch.randn_like(p))
+    anat = anatomy(model)
+    cap = capture(model, anat, torch.rand(2, 3, 32, 32))
+    residual = [u for u in anat.spatial_units if u.branch is not None]
+    assert len(residual) == 8
+    for u in residual:
+        torch.testing.assert_close(cap.states[u.name], torch.relu(cap.skips[u.name] + cap.branches[u.name]))
+        assert not torch.allclose(cap.branches[u.name], cap.states[u.name])
+
+
 def test_state_of_a_unit_is_the_input_of_the_next():
     model = smoke_model("vit")
     anat = anatomy(model)
