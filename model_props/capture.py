@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from .anatomy import Anatomy, Tap
+from .tracing import first_tensor
 from .errors import AnatomyError
 from .zoo.registry import check_finite
 from .zoo.wrapper import Classifier
@@ -40,8 +41,12 @@ class Capture:
 def to_map(t: torch.Tensor, tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(map (B, C, h, w), prefix tokens (B, P, C) or None) for a tensor read at ``tap``."""
     layout = tap.layout
-    if layout == "tokens_or_nhwc":
-        layout = "tokens" if t.ndim == 3 else "nhwc"
+    if tap.fold > 1:  # (B * fold, ...) -> channels * fold: the positions folded into the batch become channels
+        b = t.shape[0] // tap.fold
+        if layout == "nchw":
+            t = t.reshape(b, tap.fold * t.shape[1], *t.shape[2:])
+        else:
+            t = t.reshape(b, tap.fold, *t.shape[1:]).movedim(1, -1).flatten(-2)
     expected = 3 if layout == "tokens" else 4
     if t.ndim != expected:
         raise AnatomyError(f"tap {tap.module} ({tap.where}) gave shape {tuple(t.shape)}; layout {layout!r} needs {expected} dims")
@@ -90,12 +95,8 @@ def unfused_attention(model: nn.Module) -> Iterator[None]:
             m.fused_attn = True
 
 
-def _copy(value):
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, (tuple, list)):
-        return type(value)(_copy(v) for v in value)
-    return value
+def _copy(value: torch.Tensor | None) -> torch.Tensor | None:
+    return value.clone() if value is not None else None
 
 
 def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool = True, attention: bool = False,
@@ -117,10 +118,10 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
         # Copies, not references: a block may later change the tensor in place (timm's ResNet adds the
         # shortcut into its branch output and applies an in-place ReLU), and the copy is what the tap saw.
         def pre(_m, args):
-            seen[key].append(_copy(args[0]))
+            seen[key].append(_copy(first_tensor(args)))
 
         def post(_m, _args, out):
-            seen[key].append(_copy(out))
+            seen[key].append(_copy(first_tensor(out)))
 
         return pre if key[1] == "input" else post
 
@@ -137,17 +138,17 @@ def capture(model: nn.Module, anat: Anatomy, x: torch.Tensor, *, branches: bool 
     check_finite(logits, f"model {getattr(model, 'name', type(model).__name__)!r} logits")
     out = Capture(logits=logits)
 
-    def once(key: tuple[str, str]) -> torch.Tensor:
+    def once(key: tuple[str, str], occurrence: int = 0) -> torch.Tensor:
+        """The value a module's ``occurrence``-th call saw (a module may run twice in a pass: EdgeNeXt reuses
+        one DropPath for two residual branches)."""
         values = seen[key]
-        if len(values) != 1:
-            raise AnatomyError(f"module {key[0]!r} ran {len(values)} times in one forward pass; expected once")
-        return values[0]
+        if len(values) <= occurrence:
+            raise AnatomyError(f"module {key[0]!r} ran {len(values)} times in one forward pass; the anatomy reads its "
+                               f"call number {occurrence + 1}")
+        return values[occurrence]
 
     def read(tap: Tap) -> tuple[torch.Tensor, torch.Tensor | None]:
-        t = once((tap.module, tap.where))
-        if tap.item is not None:
-            t = t[tap.item]
-        return to_map(t, tap)
+        return to_map(once((tap.module, tap.where), tap.occurrence), tap)
 
     for u in anat.spatial_units:
         out.states[u.name], p = read(u.output)

@@ -5,6 +5,7 @@
     model-props recipes [--profile smoke]
     model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
     model-props report [--results reports/allure-results] [--reports reports]
+    model-props coverage [--img-size 32] [--out benchmarks/results]
 """
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
     s.add_argument("--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)")
+    c = sub.add_parser("coverage", help="map the smallest model of every timm architecture module and check each anatomy")
+    c.add_argument("--img-size", type=int, default=32)
+    c.add_argument("--modules", nargs="*", default=None, help="default: every timm architecture module")
+    c.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     r = sub.add_parser("report", help="generate the Allure HTML report (reports/allure-report/index.html) offline")
     r.add_argument("--results", type=Path, default=Path("reports/allure-results"))
     r.add_argument("--reports", type=Path, default=Path("reports"), help="where allure-report/ and the history go")
@@ -58,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
             from .html_report import generate_html
 
             print(generate_html(args.results, args.reports))
+            return 0
+        if args.command == "coverage":
+            from .coverage import coverage, write_coverage
+
+            print(write_coverage(coverage(args.img_size, args.modules), args.img_size, args.out))
             return 0
         settings = _settings(args)
         if args.command == "recipes":

@@ -60,12 +60,14 @@ def checkpoint_versions(path: Any) -> dict[str, str] | None:
     """The versions a model-props checkpoint was produced with (its safetensors header), None if unrecorded."""
     if not str(path).endswith(".safetensors"):
         return None
+    import json
+
     try:
         from safetensors import safe_open
 
         with safe_open(str(path), framework="pt") as fh:
-            meta = fh.metadata() or {}
-    except Exception:  # not a safetensors file we can read: nothing recorded
+            recorded = json.loads((fh.metadata() or {}).get("model_props", "{}")).get("versions", {})
+    except Exception:  # not a safetensors file we can read, or not one of ours: nothing recorded
         return None
-    found = {k: meta[k] for k in VERSIONED if k in meta}
+    found = {k: str(recorded[k]) for k in VERSIONED if recorded.get(k) is not None}
     return found or None

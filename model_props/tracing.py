@@ -6,17 +6,19 @@ Module hooks keep the stack of executing module calls, with each call's first te
 - **residual additions**: an addition (``+``, ``add``, ``add_``) of two equal-shape tensors inside a module's
   forward where one operand is that call's *stream* - its input, an earlier residual sum of the same call,
   or a reshaped/permuted view of one of them - and the other, the *branch*, was computed by child modules.
-  When neither operand is the stream but both are outputs of child modules that read the stream (a
-  projection shortcut, MetaFormer's ``res_scale``), the cheaper child (fewer parameters) is the skip.
+  When neither operand is the stream but both were computed from it (a projection shortcut, a
+  pre-activated shortcut, MetaFormer's ``res_scale``), the operand that went through fewer computing module
+  calls inside the block is the skip; operands of equal cost (two symmetric branches) make no residual.
 - **attention**: ``scaled_dot_product_attention``, or a matrix product one of whose operands is (a view or
   dropout of) a softmax output: softmax(QK^T)V. Its key count tells global from windowed attention.
-- **spatial mixing**: a convolution whose kernel is larger than 1x1, or a pooling window larger than 1.
+- **spatial mixing**: a convolution whose kernel is larger than 1x1, a pooling window larger than 1, or a
+  linear layer across positions (its input's last size is the number of tokens the call received: MLP-Mixer's
+  token mixing).
 
 Tensors are kept alive for the pass so that their ids stay unique.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,15 +26,20 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["Call", "Residual", "Attention", "Trace", "trace_model"]
+__all__ = ["Call", "Residual", "Attention", "Trace", "trace_model", "first_tensor"]
 
 _ALIAS = {"view", "reshape", "permute", "transpose", "flatten", "unflatten", "contiguous", "view_as", "reshape_as",
           "movedim", "swapaxes"}
+# what attention weights may go through between the softmax and the product with V: views, dropout, a linear
+# map or 1x1 conv across heads ("talking heads": CaiT, EfficientFormerV2) and elementwise mixing with other
+# weights (ConViT's gated positional attention)
 _SOFTMAX_PASS = _ALIAS | {"dropout", "to", "type_as", "float", "clone", "__getitem__", "expand", "expand_as",
-                          "squeeze", "unsqueeze", "detach"}
+                          "squeeze", "unsqueeze", "detach", "linear", "conv2d", "mul", "__mul__", "__rmul__", "add",
+                          "__add__", "__radd__", "sub", "__sub__", "__rsub__", "div", "__truediv__"}
 _MATMUL = {"matmul", "__matmul__", "__rmatmul__", "bmm", "baddbmm", "mm", "einsum"}
 _ADD = {"add", "add_", "__add__", "__iadd__", "__radd__"}
 _CONV = {"conv1d", "conv2d", "conv3d", "conv_transpose2d"}
+_ACTIVATIONS = {"relu", "gelu", "silu", "hardswish", "leaky_relu", "elu", "mish"}
 _POOL = {"avg_pool2d", "max_pool2d", "avg_pool1d", "max_pool1d", "lp_pool2d", "max_pool2d_with_indices"}
 
 
@@ -47,8 +54,12 @@ def _tensors(obj: Any, depth: int = 0):
             yield from _tensors(o, depth + 1)
 
 
-def _first(obj: Any) -> torch.Tensor | None:
+def first_tensor(obj: Any) -> torch.Tensor | None:
+    """The first tensor in a module's arguments or output (tuples, lists and dicts searched in order)."""
     return next(_tensors(obj), None)
+
+
+_first = first_tensor
 
 
 @dataclass
@@ -61,7 +72,8 @@ class Call:
     parent: int | None
     input: torch.Tensor | None = None
     output: torch.Tensor | None = None
-    end: int = -1  # event counter when the call returned
+    start: int = -1  # event counter when the call began
+    end: int = -1  # event counter when it returned
 
 
 @dataclass
@@ -83,6 +95,8 @@ class Residual:
     attention: list[Attention] = field(default_factory=list)  # in the branch (since the previous residual of the call)
     spatial: bool = False  # the branch mixed positions (conv > 1x1, pooling)
     projected: bool = False  # the skip went through a module (a projection shortcut)
+    entering: torch.Tensor | None = None  # the stream the unit starts from (the skip, or what it was computed from)
+    activation: str | None = None  # an elementwise activation applied to the sum next (post-activation blocks)
 
 
 @dataclass
@@ -91,6 +105,7 @@ class Trace:
     residuals: list[Residual]
     attention: list[Attention]
     boundary: dict[int, list[tuple[int, str]]]  # id(tensor) -> [(call, "input" | "output")], in event order
+    values: dict[tuple[int, str], torch.Tensor]  # (call, "input" | "output") -> a copy of what it saw
     aliases: dict[int, int]  # id(view) -> id(the tensor it is a view of)
     spatial_events: list[tuple[int, int]] = field(default_factory=list)  # (call, event)
     output: Any = None
@@ -119,8 +134,14 @@ class _Tracer(TorchFunctionMode):
         self.aliases: dict[int, int] = {}
         self.softmax: set[int] = set()
         self.keys_of: dict[int, int] = {}
-        self.produced_by: dict[int, int] = {}  # id(tensor) -> call that returned it (latest)
+        # id(tensor) -> (the calls whose input it derives from, the computing module calls it went through)
+        self.lineage: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
         self.keep: list[Any] = []
+        self.weighted: dict[int, bool] = {}
+        self.pending: dict[int, Residual] = {}
+        self.head: dict[int, torch.Tensor | None] = {}  # call -> the latest tensor of its stream
+        self.values: dict[tuple[int, str], torch.Tensor] = {}
+        self.quiet = False
         self.event = 0
         self.handles = []
         for m in model.modules():
@@ -135,13 +156,23 @@ class _Tracer(TorchFunctionMode):
         if tensor is not None:
             self.keep.append(tensor)
             self.boundary.setdefault(id(tensor), []).append((call, where))
+            self.quiet = True  # the copy is the tracer's own operation, not the model's
+            try:
+                self.values[(call, where)] = tensor.detach().clone()  # what the boundary saw (later in-place ops aside)
+            finally:
+                self.quiet = False
 
     def _pre(self, module, args, kwargs):
         index = len(self.calls)
         inp = _first(args) if _first(args) is not None else _first(kwargs)
-        self.calls.append(Call(index, self.paths.get(id(module), "?"), module, self.stack[-1] if self.stack else None, inp))
+        self.calls.append(Call(index, self.paths.get(id(module), "?"), module, self.stack[-1] if self.stack else None, inp,
+                               start=self.event))
         self.stack.append(index)
         self.stream[index] = {id(inp)} if inp is not None else set()
+        self.head[index] = inp
+        if inp is not None:  # the call's input derives from the call's input
+            sources, weights = self.lineage.get(id(inp), (frozenset(), frozenset()))
+            self.lineage[id(inp)] = (sources | {index}, weights)
         self.segment[index] = {"attention": [], "spatial": False, "children": 0}
         self._note(inp, index, "input")
 
@@ -152,12 +183,26 @@ class _Tracer(TorchFunctionMode):
         call = self.calls[index]
         call.output = _first(out)
         call.end = self.event
+        for key in [k for k, r in self.pending.items() if r.call == index]:  # an activation must act inside the block
+            del self.pending[key]
         self._note(call.output, index, "output")
-        if call.output is not None:
-            self.produced_by[id(call.output)] = index
-        if self.stack:
-            parent = self.segment[self.stack[-1]]
-            parent["children"] += 1 if any(p.requires_grad or True for p in module.parameters(recurse=True)) else 0
+        if call.output is not None and call.output is not call.input and self._is_leaf(module):  # a computing layer
+            sources, steps = self.lineage.get(id(call.output), (frozenset(), frozenset()))
+            self.lineage[id(call.output)] = (sources, steps | {index})
+        if self.stack and self._has_parameters(module):  # a child with weights ran in the parent's segment
+            self.segment[self.stack[-1]]["children"] += 1
+
+    def _parameters(self, call: int) -> int:
+        return sum(p.numel() for p in self.calls[call].module.parameters(recurse=False))
+
+    def _is_leaf(self, module: nn.Module) -> bool:
+        return next(module.children(), None) is None
+
+    def _has_parameters(self, module: nn.Module) -> bool:
+        key = id(module)
+        if key not in self.weighted:
+            self.weighted[key] = any(True for _ in module.parameters())
+        return self.weighted[key]
 
     def _in_stream(self, tensor: torch.Tensor, call: int) -> bool:
         key = id(tensor)
@@ -171,6 +216,8 @@ class _Tracer(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        if self.quiet:
+            return out
         self.event += 1
         if not self.stack:
             return out
@@ -178,17 +225,25 @@ class _Tracer(TorchFunctionMode):
         top = self.stack[-1]
         ins = list(_tensors(args)) + list(_tensors(kwargs))
         result = _first(out)
+        for t in ins:  # the first operation on a residual sum: an activation makes the block post-activated
+            residual = self.pending.pop(id(t), None)
+            if residual is not None and name.rstrip("_") in _ACTIVATIONS:
+                residual.activation = name.rstrip("_")
         if result is not None:
             self.keep.append(result)
         self.keep.extend(ins)
         if name in _ALIAS and ins and result is not None and result is not ins[0]:
             self.aliases[id(result)] = id(ins[0])
+        if result is not None and not any(result is t for t in ins):
+            known = [self.lineage[id(t)] for t in ins if id(t) in self.lineage]
+            if known:
+                self.lineage[id(result)] = (frozenset().union(*(k[0] for k in known)), frozenset().union(*(k[1] for k in known)))
         if name == "softmax" and result is not None:
             self.softmax.add(id(result))
             self.keys_of[id(result)] = int(ins[0].shape[-1])
-        elif name in _SOFTMAX_PASS and ins and id(ins[0]) in self.softmax and result is not None:
+        elif name in _SOFTMAX_PASS and result is not None and any(id(t) in self.softmax for t in ins):
             self.softmax.add(id(result))
-            self.keys_of[id(result)] = self.keys_of[id(ins[0])]
+            self.keys_of[id(result)] = next(self.keys_of[id(t)] for t in ins if id(t) in self.softmax)
         elif name == "scaled_dot_product_attention":
             self._attention(int(ins[1].shape[-2]))
         elif name in _MATMUL:
@@ -197,6 +252,8 @@ class _Tracer(TorchFunctionMode):
                 self._attention(self.keys_of[id(hits[0])])
         elif name in _CONV and len(ins) > 1 and ins[1].ndim >= 3 and max(ins[1].shape[2:]) > 1:
             self._spatial()
+        elif name == "linear" and ins and self._across_positions(ins[0], top):
+            self._spatial()
         elif name in _POOL:
             kernel = kwargs.get("kernel_size", args[1] if len(args) > 1 else 1)
             if (max(kernel) if isinstance(kernel, (tuple, list)) else kernel) > 1:
@@ -204,6 +261,14 @@ class _Tracer(TorchFunctionMode):
         elif name in _ADD and len(ins) >= 2 and result is not None:
             self._add(top, args, ins, result)
         return out
+
+    def _across_positions(self, x: torch.Tensor, call: int) -> bool:
+        """A linear layer applied along the token axis of an enclosing call's (B, tokens, channels) input."""
+        for frame in reversed(self.stack[:-1]):
+            inp = self.calls[frame].input
+            if inp is not None and inp.ndim == 3 and x.shape[-1] == inp.shape[1] != inp.shape[2]:
+                return True
+        return False
 
     def _attention(self, keys: int) -> None:
         event = Attention(self.stack[-1], keys, self.event)
@@ -217,7 +282,9 @@ class _Tracer(TorchFunctionMode):
             self.segment[call]["spatial"] = True
 
     def _add(self, call: int, args: tuple, ins: list[torch.Tensor], result: torch.Tensor) -> None:
-        a, b = (t for t in args[:2]) if len(args) >= 2 and all(isinstance(t, torch.Tensor) for t in args[:2]) else (ins[0], ins[1])
+        if len(args) < 2 or not all(isinstance(t, torch.Tensor) for t in args[:2]):
+            return
+        a, b = args[0], args[1]
         if a.shape != b.shape or a.shape != result.shape:
             return
         seg = self.segment[call]
@@ -225,22 +292,28 @@ class _Tracer(TorchFunctionMode):
             skip, branch, projected = a, b, False
         elif self._in_stream(b, call) and not self._in_stream(a, call):
             skip, branch, projected = b, a, False
-        else:  # a projection shortcut: both operands come from children that read the stream
-            readers = [t for t in (a, b) if id(t) in self.produced_by
-                       and self._reads_stream(self.produced_by[id(t)], call)]
-            if len(readers) == 0 or seg["children"] == 0:
+        else:  # a shortcut through modules: both operands derive from the call's input, the cheaper is the skip
+            empty = (frozenset(), frozenset())
+            (sa, wa), (sb, wb) = self.lineage.get(id(a), empty), self.lineage.get(id(b), empty)
+            # the cost of each operand inside this call: its computing layers, then their parameters
+            ca, cb = ((len(inside), sum(self._parameters(c) for c in inside))
+                      for inside in ([w for w in ws if w > call] for ws in (wa, wb)))
+            if call not in sa or call not in sb or ca == cb:
                 return
-            cheapest = min(readers, key=lambda t: sum(p.numel() for p in self.calls[self.produced_by[id(t)]].module.parameters()))
-            skip, branch, projected = cheapest, (b if cheapest is a else a), True
+            skip, branch, projected = (a, b, True) if ca < cb else (b, a, True)
         if seg["children"] == 0:  # a sum computed inside one layer (e.g. a norm's x + gamma * ...), not a block
             return
-        self.residuals.append(Residual(call, skip, branch, result, self.event, list(seg["attention"]), seg["spatial"], projected))
+        # a projected "residual" whose sum becomes the branch of the next was one branch of a multi-branch block
+        earlier = next((r for r in self.residuals if r.call == call and r.projected and r.result is branch), None)
+        if earlier is not None:
+            self.residuals.remove(earlier)
+        residual = Residual(call, skip, branch, result, self.event, list(seg["attention"]), seg["spatial"], projected,
+                            entering=skip if not projected else self.head[call])
+        self.residuals.append(residual)
+        self.pending[id(result)] = residual
+        self.head[call] = result
         self.stream[call].add(id(result))
         self.segment[call] = {"attention": [], "spatial": False, "children": 0}
-
-    def _reads_stream(self, child: int, call: int) -> bool:
-        inp = self.calls[child].input
-        return inp is not None and self.calls[child].parent == call and self._in_stream(inp, call)
 
 
 def trace_model(model: nn.Module, x: torch.Tensor) -> Trace:
@@ -256,8 +329,6 @@ def trace_model(model: nn.Module, x: torch.Tensor) -> Trace:
     finally:
         tracer.close()
         model.train(was_training)
-    return Trace(tracer.calls, tracer.residuals, tracer.attention, tracer.boundary, tracer.aliases, tracer.spatial,
-                 output, tracer.keep)
+    return Trace(tracer.calls, tracer.residuals, tracer.attention, tracer.boundary, tracer.values, tracer.aliases,
+                 tracer.spatial, output, tracer.keep)
 
-
-_ = contextlib  # (kept for symmetry with capture's context managers)

@@ -226,10 +226,12 @@ def _write_entry(recipe: Recipe, run: _Run, files: dict[str, Path], sidecar: Pat
     from safetensors.torch import save_file
 
     checkpoints = {}
-    header = {"recipe": recipe.name, "recipe_key": sidecar.stem, **{k: str(v) for k, v in versions().items()}}
+    header = {"recipe": recipe.name, "recipe_key": sidecar.stem, "versions": versions()}
     try:
         for name, state in run.states.items():
-            atomic_write(files[name], lambda tmp, s=state, c=name: save_file(s, str(tmp), metadata={**header, "checkpoint": c}))
+            # one metadata key holding sorted JSON: safetensors writes a metadata map in no fixed order
+            meta_json = json.dumps({**header, "checkpoint": name}, sort_keys=True)
+            atomic_write(files[name], lambda tmp, s=state, m=meta_json: save_file(s, str(tmp), metadata={"model_props": m}))
             checkpoints[name] = {"file": files[name].name, "sha256": sha256_file(files[name]), "metrics": run.metrics[name]}
         meta = {
             "recipe": recipe.to_dict(),

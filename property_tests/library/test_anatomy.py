@@ -168,10 +168,18 @@ def test_generic_fallback_maps_other_timm_transformers():
 
 def test_generic_fallback_maps_conv_blocks():
     anat = anatomy(build_model("timm:convnext_atto", num_classes=10))
-    assert anat.family == "generic:ConvNeXt" and anat.counts()["conv"] == 12 and "multi_stage" in anat.traits
+    assert anat.family == "timm:convnext_atto" and anat.counts()["conv"] == 12 and "multi_stage" in anat.traits
 
 
-def test_unmappable_model_says_what_it_found():
-    model = build_model("timm:mixer_s16_224", num_classes=10, img_size=32)
-    with pytest.raises(AnatomyError, match=r"cannot map MlpMixer into units: found no transformer blocks.*top-level modules are: stem: PatchEmbed, blocks: Sequential"):
-        anatomy(model)
+def test_token_mixing_mlps_mix_positions():
+    """MLP-Mixer's token-mixing MLP is a linear layer across positions: a spatial (conv) unit, then a channel MLP."""
+    anat = anatomy(build_model("timm:mixer_s16_224", num_classes=10, img_size=32))  # 2x2 tokens
+    assert kinds(anat) == "E" + "CM" * 8 + "H" and not anat.traits & {"global_msa", "local_msa"}
+
+
+def test_unmappable_model_says_what_it_found(user_module):
+    with pytest.raises(AnatomyError, match=r"cannot map Sequential into units: a traced forward pass found no residual "
+                                           r"additions .*top-level modules are: 0: Flatten, 1: Linear"):
+        anatomy(build_model(f"{user_module}:wrong_classes", num_classes=10))
+    with pytest.raises(AnatomyError, match=r"cannot map Sequential into units: its forward pass on 3x32x32 images raised RuntimeError"):
+        anatomy(build_model(f"{user_module}:fixed_64px", num_classes=10))
