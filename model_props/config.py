@@ -14,6 +14,7 @@ The table (paths are relative to the pyproject's folder)::
     train_seed = 1                      # train every recipe with this seed instead of its own
     recipes_dir = "recipes"             # the user's profiles: <profile>.toml (+ <profile>-seeds.json)
     remeasure = false                   # ignore the measurement cache
+    img_size = 64                       # train and measure your models at this size (the references stay at 32)
 
     [tool.model_props.recipes.custom]   # field overrides of the selected profile's recipes
     steps = 2000
@@ -48,6 +49,7 @@ TABLE: dict[str, tuple[type, str]] = {
     "recipes_dir": (str, "folder of the user's profiles"),
     "recipes": (dict, "per-recipe field overrides"),
     "remeasure": (bool, "ignore the measurement cache"),
+    "img_size": (int, "image size for your models (their native resolution)"),
     "gate": (dict, "release gate"),
 }
 
@@ -91,6 +93,7 @@ class Settings:
     checkpoints: Mapping[str, Path] = field(default_factory=dict)
     remeasure: bool = False
     gate: Mapping[str, Any] = field(default_factory=dict)
+    img_size: int | None = None
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -117,7 +120,11 @@ class Settings:
             merged["checkpoints"] = {m: Path(c).expanduser() for m, c in zip(given["models"], ckpts)}
         elif "checkpoints" in given:
             raise ConfigError("--checkpoint needs a --model at the same position")
+        steps = given.pop("custom_steps", None)
         merged.update(given)
+        if steps is not None:  # --claims-steps: the budget of the custom recipe that trains a user's model
+            custom = {**merged.get("recipes", {}).get("custom", {}), "steps": steps, "warmup_steps": steps // 8}
+            merged["recipes"] = {**merged.get("recipes", {}), "custom": custom}
         models = tuple(merged.get("models", ()))
         stray = set(merged["checkpoints"]) - set(models)
         if stray:
@@ -135,4 +142,5 @@ class Settings:
             checkpoints=merged["checkpoints"],
             remeasure=bool(merged.get("remeasure", False)),
             gate=merged.get("gate", {}),
+            img_size=merged.get("img_size"),
         )

@@ -93,12 +93,14 @@ def evaluate_claim(
     *,
     seed: int = 0,
     n_boot: int = N_BOOT,
+    skip_part: Callable[[Part], str | None] = lambda part: None,
 ) -> ClaimOutcome:
     """Bootstrap every part of ``claim`` that applies to ``anat``. ``reports(name, kind, checkpoint)`` gives
-    the report a part reads: of the model under test (``name=None``) or of a named model of the profile."""
+    the report a part reads: of the model under test (``name=None``) or of a named model of the profile;
+    ``skip_part`` may give a reason to skip a part (e.g. a comparison across image sizes)."""
     outcomes = []
     for part in claim.parts:
-        reason = part.applies(anat)
+        reason = part.applies(anat) or skip_part(part)
         if reason is not None:
             outcomes.append(PartOutcome(part, "skipped", reason=reason))
             continue

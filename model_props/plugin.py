@@ -38,6 +38,7 @@ _OPTIONS = {
     "claims_profile": "profile", "claims_cache": "cache", "claims_data_root": "data_root", "claims_device": "device",
     "claims_seed": "seed", "claims_train_seed": "train_seed", "claims_recipes": "recipes_dir",
     "claims_remeasure": "remeasure", "claims_models": "models", "claims_checkpoints": "checkpoints",
+    "claims_img_size": "img_size", "claims_steps": "custom_steps",
 }
 
 
@@ -59,6 +60,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a folder of your own profiles (<profile>.toml); a file named like a built-in profile extends it")
     group.addoption("--claims-remeasure", dest="claims_remeasure", action="store_true", default=None,
                     help="ignore the measurement cache and measure again")
+    group.addoption("--claims-steps", dest="claims_steps", type=int, default=None, metavar="N",
+                    help="train your --model (given without --checkpoint) for N optimizer steps, warm-up N/8, instead of "
+                         "the profile's custom recipe budget")
+    group.addoption("--claims-img-size", dest="claims_img_size", type=int, default=None, metavar="N",
+                    help="train and measure your --model at N px (its native resolution); claims that compare with the "
+                         "references (at the profile's size) are then skipped")
     group.addoption("--claims-html", dest="claims_html", action="store_true", default=False,
                     help="after the run, generate the Allure HTML report reports/allure-report/index.html (needs Node.js "
                          "and Allure 3: npm ci --prefix reports)")
@@ -120,7 +127,11 @@ def _store(config: pytest.Config):
     if _store_key not in config.stash:
         from .store import ModelStore
 
-        config.stash[_store_key] = ModelStore(_settings(config))
+        store = ModelStore(_settings(config))
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # announcements (a long training ahead) go to the terminal, past output capture
+            store.notify = lambda message: reporter.write_line(f"model-props: {message}", yellow=True)
+        config.stash[_store_key] = store
     return config.stash[_store_key]
 
 
@@ -341,9 +352,24 @@ def check_claim(model_store, request: pytest.FixtureRequest):
             used[(name, kind, checkpoint)] = report
             return report
 
+        size = model_store.dataset(mut.dataset).image_size
+        reference_size = model_store.dataset().image_size
+
+        def incomparable(part) -> str | None:
+            if size != reference_size and (part.versus or part.subject):
+                return (f"it compares with the profile's {reference_size}-px models; {mut.name} is measured at {size} px "
+                        "(--claims-img-size)")
+            return None
+
         with user_errors():
             outcome = evaluate_claim(claim, mut.name, mut.anatomy, reports, seed=model_store.settings.seed,
-                                     n_boot=model_store.profile.measurement.n_boot)
+                                     n_boot=model_store.profile.measurement.n_boot, skip_part=incomparable)
+        if all(p.verdict == "skipped" for p in outcome.parts):  # nothing this model can be measured on
+            reason = "; ".join(f"[{p.part.name}] {p.reason}" for p in outcome.parts)
+            allure_title(claim, mut.name, "not applicable")
+            if record:
+                props.append(("claim_record", skip_record(claim, mut.name, reason)))
+            pytest.skip(f"{claim.id} does not apply to {mut.name}: {reason}")
         attach(outcome, figure_png(claim, mut.name, used), raw_measurements(used))
         allure_title(claim, mut.name, outcome.verdict)
         if record:

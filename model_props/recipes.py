@@ -242,7 +242,7 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
     if unknown:
         raise RecipeError(f"recipe overrides name {sorted(unknown)}, not recipes of profile {name!r}; valid: {choices(tables)}")
     for recipe, fields in source.overrides.items():
-        tables[recipe] = {**tables[recipe], **fields}
+        tables[recipe] = _overlay(tables[recipe], fields)
     bad = set(measurement) - _MEASUREMENT_FIELDS
     if bad:
         raise RecipeError(f"profile {name!r} [measurement]: unknown fields {sorted(bad)}; valid: {choices(_MEASUREMENT_FIELDS)}")

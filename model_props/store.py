@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +17,7 @@ from .measurements import MeasureInput, measure
 from .measures import TrainingLoss
 from .recipes import Profile, Recipe
 from .study import SeedStudy, load_study
-from .training import Checkpoint, channel_stats, evaluate, get_trained, training_split
+from .training import Checkpoint, channel_stats, estimate_training_seconds, evaluate, get_trained, is_cached, training_split
 from .zoo import Classifier, build_model, check_model, load_checkpoint, parse_spec
 
 __all__ = ["Settings", "ModelUnderTest", "ModelStore"]
@@ -34,6 +35,7 @@ class ModelUnderTest:
     from_cache: bool = False
     provenance: dict[str, Any] = field(default_factory=dict)
     checkpoint_name: str = "final"
+    dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
     mutation: str | None = None  # set on mutants (model_props.mutants)
     loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
 
@@ -49,9 +51,19 @@ class ModelUnderTest:
         return self.checkpoint_sha256 + (f"+{self.mutation}" if self.mutation else "")
 
 
+LONG_TRAINING_S = 600.0  # a custom-recipe training longer than this is announced first
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(f"model-props: {message}", file=sys.stderr, flush=True)
+
+
 @dataclass
 class ModelStore:
     settings: Settings
+    notify: Callable[[str], None] = _stderr  # where announcements go (the plugin routes them to the terminal)
     _models: dict[tuple[str, str], ModelUnderTest] = field(default_factory=dict)
     _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
     _data: dict[str, ImageDataset] = field(default_factory=dict)
@@ -77,10 +89,18 @@ class ModelStore:
         """The ``--model`` specs, or else the profile's references."""
         return list(self.settings.models) or self.profile.references
 
+    def user_dataset(self) -> str:
+        """The dataset of a user's model: the profile's, at ``--claims-img-size`` when one was given (the
+        references and variants stay at the profile's size)."""
+        base = self.profile.recipe("custom").dataset
+        return f"{base}@{self.settings.img_size}" if self.settings.img_size else base
+
     def recipe(self, name: str) -> Recipe:
         """The recipe that trains ``name`` (a recipe of the profile, or the ``custom`` template for a user spec),
         with the session's training seed if one was given."""
-        recipe = self.profile.recipes.get(name) or self.profile.custom(name)
+        recipe = self.profile.recipes.get(name)
+        if recipe is None:
+            recipe = dataclasses.replace(self.profile.custom(name), dataset=self.user_dataset())
         if self.settings.train_seed is not None:
             recipe = dataclasses.replace(recipe, seed=self.settings.train_seed)
         return recipe
@@ -129,7 +149,7 @@ class ModelStore:
     def measure_input(self, mut: ModelUnderTest) -> MeasureInput:
         """What a measurement reads of ``mut``: its test data, its own training split and training loss."""
         recipe = mut.recipe or self.profile.custom(mut.name)
-        data = self.dataset(recipe.dataset if mut.recipe else None)
+        data = self.dataset(mut.dataset)
         train = training_split(recipe, data) if mut.recipe else data.train
         loss = dataclasses.replace(TrainingLoss.of(recipe), shift=mut.loss_shift)
         return MeasureInput(mut.name, mut.model, mut.anatomy, mut.identity, data.test, train, loss, data.name)
@@ -143,12 +163,23 @@ class ModelStore:
             recipe = self.recipe(name)
             train = functools.partial(get_trained, recipe, cache_dir=s.cache_dir, data_root=s.data_root,
                                       data=self.dataset(recipe.dataset), device=s.device, progress=s.progress)
+            if name not in self.profile.recipes and not is_cached(recipe, s.cache_dir, checkpoint):
+                self._announce(name, recipe)
             if checkpoint != "final" and "final" in self.checkpoints_needed.get(name, ()):
                 train(checkpoint="final")  # one run keeps both checkpoints; the next line reads from the cache
             trained = train(checkpoint=checkpoint)
             return ModelUnderTest(name, trained.model, anatomy(trained.model), trained.metrics, recipe, trained.path,
-                                  trained.sha256, trained.from_cache, trained.provenance, checkpoint)
+                                  trained.sha256, trained.from_cache, trained.provenance, checkpoint, recipe.dataset)
         return self._load(name, ckpt, name)
+
+    def _announce(self, name: str, recipe: Recipe) -> None:
+        """Before a long training of a user's model: say how long, measured on this machine."""
+        data = self.dataset(recipe.dataset)
+        seconds, steps = estimate_training_seconds(recipe, data, device=self.settings.device)
+        if seconds > LONG_TRAINING_S:
+            self.notify(f"training {name} with profile {self.profile.name!r}'s custom recipe ({steps} steps) will take about "
+                        f"{seconds / 60:.0f} min on this machine ({seconds / steps:.2f} s per step); give --claims-steps N "
+                        f"or a --checkpoint to shorten it")
 
     def baseline(self, name: str, path: Path) -> ModelUnderTest:
         """The model spec ``name`` with the baseline weights ``path`` (the release gate's comparison)."""
@@ -162,7 +193,7 @@ class ModelStore:
         if spec not in self.profile.recipes:
             parse_spec(spec)
         recipe = self.profile.recipes.get(spec)
-        data = self.dataset(recipe.dataset if recipe else None)
+        data = self.dataset(recipe.dataset if recipe else self.user_dataset())
         mean, std = channel_stats(data.train)
         model = build_model(recipe.model if recipe else spec, num_classes=data.num_classes, img_size=data.image_size,
                             arch_kwargs=recipe.arch if recipe else None, mean=mean, std=std)
@@ -170,4 +201,4 @@ class ModelStore:
         check_model(model)
         model.to(self.settings.device).eval()
         metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=self.settings.device).items()}
-        return ModelUnderTest(label, model, anatomy(model), metrics, None, path, sha256_file(path))
+        return ModelUnderTest(label, model, anatomy(model), metrics, None, path, sha256_file(path), dataset=data.name)

@@ -32,7 +32,7 @@ from .recipes import Recipe
 from .zoo import Classifier, build_model, check_finite, check_model
 
 __all__ = ["CHECKPOINTS", "Checkpoint", "TrainedModel", "get_trained", "train", "evaluate", "channel_stats",
-           "code_hash", "entry_paths", "training_split"]
+           "code_hash", "entry_paths", "training_split", "is_cached", "estimate_training_seconds"]
 
 CHECKPOINTS = ("warmup", "final")
 Checkpoint = Literal["warmup", "final"]
@@ -247,6 +247,28 @@ def _write_entry(recipe: Recipe, run: _Run, files: dict[str, Path], sidecar: Pat
     except OSError as exc:
         raise CacheError(f"cannot write cache entry {str(sidecar)!r}: {exc}") from exc
     return meta
+
+
+def is_cached(recipe: Recipe, cache_dir: Path, checkpoint: Checkpoint = "final") -> bool:
+    files, sidecar = entry_paths(recipe, cache_dir)
+    return _read_entry(files, sidecar, checkpoint) is not None
+
+
+def estimate_training_seconds(recipe: Recipe, data: ImageDataset, *, device: str = "cpu") -> tuple[float, int]:
+    """(seconds, steps) the recipe's training would take here: three timed optimizer steps on one batch."""
+    model = _build(recipe, data).to(device).train()
+    total, _ = recipe.schedule(len(training_split(recipe, data)))
+    x, y = data.train.batch(slice(0, recipe.batch_size))
+    opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr)
+    timings = []
+    for _ in range(4):  # the first step pays one-off costs
+        start = time.perf_counter()
+        loss = F.cross_entropy(model(x.to(device)), y.to(device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        timings.append(time.perf_counter() - start)
+    return min(timings[1:]) * total, total
 
 
 def get_trained(

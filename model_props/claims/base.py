@@ -157,11 +157,17 @@ def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int
 
 def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool], what: str) -> Statistic:
     """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
-    value(before unit). A model with no such unit raises :class:`NotApplicable`: the part is skipped."""
+    value(before unit), over the units whose maps are large enough to measure (before and after). A model with
+    no such unit raises :class:`NotApplicable`: the part is skipped with that reason."""
     def stat(report: UnitReport, idx: np.ndarray) -> float:
         cols = unit_columns(report, select)
         if not cols:
             raise NotApplicable(f"the model has no {what}")
-        values = getattr(report, field_name)[idx]
-        return float(np.mean(values[:, cols] - values[:, [c - 1 for c in cols]]))
+        values = getattr(report, field_name)
+        measured = [c for c in cols if not (np.isnan(values[:, c]).all() or np.isnan(values[:, c - 1]).all())]
+        if not measured:
+            measure = "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
+            raise NotApplicable(f"the maps of its {what} are too small to measure their {measure}")
+        values = values[idx]
+        return float(np.mean(values[:, measured] - values[:, [c - 1 for c in measured]]))
     return stat

@@ -6,6 +6,7 @@ use; normalisation lives inside the model wrapper.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from ..errors import DatasetError, choices
 from .deadleaves import SHAPES, DeadLeavesConfig, render_dead_leaves
 
 __all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "carve_validation", "DATASETS",
-           "DEFAULT_DATASET", "VALIDATION_SEED"]
+           "DEFAULT_DATASET", "VALIDATION_SEED", "split_size"]
 
 DEFAULT_DATASET = "deadleaves"
 DEADLEAVES = {"deadleaves": DeadLeavesConfig(), "deadleaves-hard": DeadLeavesConfig(distractors=0.4)}
@@ -105,10 +106,13 @@ def _with_validation(name: str, classes: tuple[str, ...], pool: Split, test: Spl
     return ImageDataset(name, classes, train, val, test)
 
 
-def _deadleaves(name: str, cache_dir: Path, seed: int) -> ImageDataset:
+def _deadleaves(name: str, cache_dir: Path, seed: int, img_size: int = 32) -> ImageDataset:
     config = DEADLEAVES[name]
+    if img_size != config.size:  # the same scene statistics at another resolution
+        scale = img_size / config.size
+        config = dataclasses.replace(config, size=img_size, r_min=config.r_min * scale, r_max=config.r_max * scale)
     key = hashlib.sha256(repr((config, DEADLEAVES_SIZES)).encode()).hexdigest()[:10]
-    path = cache_dir / "data" / f"{name}-s{seed}-{key}.npz"
+    path = cache_dir / "data" / f"{name}-{config.size}px-s{seed}-{key}.npz"
     with entry_lock(path):
         arrays = _read_npz(path)
         if arrays is None:
@@ -200,11 +204,39 @@ def load_dataset(
     img_size: int = 32,
     download: bool = False,
 ) -> ImageDataset:
-    """Load a dataset by name: ``deadleaves``, ``deadleaves-hard``, ``cifar10``, ``cifar100`` or ``folder:PATH``."""
+    """Load a dataset by name: ``deadleaves``, ``deadleaves-hard``, ``cifar10``, ``cifar100`` or ``folder:PATH``,
+    optionally at another image size: ``NAME@64`` (dead leaves drawn at that size with leaves scaled alike,
+    CIFAR resized, a folder's images resized to it)."""
+    base, size = split_size(name)
+    if size is not None:
+        data = load_dataset(base, cache_dir=cache_dir, data_root=data_root, seed=seed, img_size=size, download=download)
+        return dataclasses.replace(data, name=name)
     if name in DEADLEAVES:
-        return _deadleaves(name, cache_dir, seed)
+        return _deadleaves(name, cache_dir, seed, img_size)
     if name in ("cifar10", "cifar100"):
-        return _cifar(name, data_root, download)
+        return _resized(_cifar(name, data_root, download), img_size)
     if name.startswith("folder:"):
         return _folder(Path(name.removeprefix("folder:")).expanduser(), img_size)
-    raise DatasetError(f"unknown dataset={name!r}; valid: {choices(DATASETS)}")
+    raise DatasetError(f"unknown dataset={name!r}; valid: {choices(DATASETS)} (each also as NAME@SIZE)")
+
+
+def split_size(name: str) -> tuple[str, int | None]:
+    """``'deadleaves@64'`` -> ``('deadleaves', 64)``; a name without a size -> ``(name, None)``."""
+    base, at, size = name.rpartition("@")
+    if at and size.isdigit():
+        if int(size) < 8:
+            raise DatasetError(f"dataset={name!r}: image size {size} is too small; give 8 or more")
+        return base, int(size)
+    return name, None
+
+
+def _resized(data: ImageDataset, img_size: int) -> ImageDataset:
+    if data.image_size == img_size:
+        return data
+    import torch.nn.functional as F
+
+    def resize(split: Split) -> Split:
+        x = F.interpolate(split.images.float(), size=(img_size, img_size), mode="bilinear", antialias=True)
+        return Split(x.round().clamp(0, 255).to(torch.uint8), split.labels)
+
+    return dataclasses.replace(data, train=resize(data.train), val=resize(data.val), test=resize(data.test))

@@ -21,7 +21,11 @@ from .fourier import high_frequency
 from .skip import skip_norm_ratio
 from .variance import feature_variance
 
-__all__ = ["UnitReport", "measure_units"]
+__all__ = ["UnitReport", "measure_units", "MIN_FOURIER_SIDE"]
+
+# A map smaller than 4x4 has no diagonal frequency between DC and its corner (patch 16 at 32 px gives 2x2):
+# its high-frequency value is not measured (NaN), nor is the variance of a 1x1 map.
+MIN_FOURIER_SIDE = 4
 
 
 @dataclass
@@ -31,8 +35,8 @@ class UnitReport:
     units: tuple[Unit, ...]
     n_images: int
     batch_size: int
-    high_freq: np.ndarray  # (N, U) Δlog-amplitude at the highest diagonal frequency
-    variance: np.ndarray  # (N, U)
+    high_freq: np.ndarray  # (N, U) Δlog-amplitude at the highest diagonal frequency; NaN on maps under 4x4
+    variance: np.ndarray  # (N, U); NaN on 1x1 maps
     skip_ratio: np.ndarray  # (N, U) ||x|| / ||f(x)|| over spatial tokens; NaN for non-residual units
     skip_ratio_cls: np.ndarray  # (N, U) the same for the CLS token(s); NaN where there are none
     cka: MinibatchCKA
@@ -84,8 +88,8 @@ def measure_units(
         hf_cols, var_cols, r_cols, rc_cols = [], [], [], []
         for u in units:
             state = cap.states[u.name].float()
-            hf_cols.append(high_frequency(state))
-            var_cols.append(feature_variance(state))
+            hf_cols.append(high_frequency(state) if min(state.shape[-2:]) >= MIN_FOURIER_SIDE else nan)
+            var_cols.append(feature_variance(state) if state.shape[-1] * state.shape[-2] > 1 else nan)
             r_cols.append(skip_norm_ratio(cap.skips[u.name], cap.branches[u.name]).cpu() if u.name in cap.branches else nan)
             rc_cols.append(skip_norm_ratio(cap.skip_prefix[u.name], cap.branch_prefix[u.name]).cpu()
                            if u.name in cap.branch_prefix else nan)

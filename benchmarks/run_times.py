@@ -1,0 +1,67 @@
+"""Benchmark: wall time of the default ``pytest`` run, cold against warm, and serial against ``-n 2``.
+
+Every variant runs in a subprocess from the repository root, side by side in one invocation of this script,
+and is timed from outside. ``cold`` uses a fresh cache (datasets, models and measurements); ``warm`` runs
+again on it; ``remeasure`` keeps the trained models and measures everything again (a cold measurement cache).
+Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
+
+    python benchmarks/run_times.py cold warm          # the first cold run trains everything (tens of minutes)
+    python benchmarks/run_times.py parallel           # -n 0 vs -n 2 (loadgroup), warm and with --claims-remeasure
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from model_props.provenance import provenance
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "results" / "run_times.json"
+
+
+def run(args: list[str], cache: Path) -> dict:
+    env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
+    return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", nargs="+", choices=["cold", "warm", "parallel"])
+    p.add_argument("--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE")
+    p.add_argument("--subset", default="", help="a -k expression to time a part of the suite")
+    args = p.parse_args()
+    results = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    cache = args.cache or (Path(tempfile.mkdtemp(prefix="model-props-bench-")) if "cold" in args.what
+                           else Path(os.environ.get("MODEL_PROPS_CACHE", Path.home() / ".cache" / "model-props")))
+    subset = ["-k", args.subset] if args.subset else []
+    if "cold" in args.what:
+        results["cold"] = run(subset, cache)
+    if "warm" in args.what:
+        results["warm"] = run(subset, cache)
+        if "cold" in results:
+            results["cold_over_warm"] = round(results["cold"]["seconds"] / results["warm"]["seconds"], 1)
+    if "parallel" in args.what:
+        for label, extra in (("warm", []), ("remeasure", ["--claims-remeasure"])):
+            serial = run([*subset, *extra, "-n", "0"], cache)
+            parallel = run([*subset, *extra, "-n", "2", "--dist", "loadgroup"], cache)
+            results[f"parallel_{label}"] = {"serial": serial, "n2": parallel,
+                                            "ratio_n2_over_serial": round(parallel["seconds"] / serial["seconds"], 2)}
+    results["provenance"] = provenance()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

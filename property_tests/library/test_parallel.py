@@ -1,0 +1,29 @@
+"""``pytest -n 2`` gives the verdicts and numbers of a serial run, both measuring afresh over one model cache."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+SUBSET = "msa-lowpass or skip-dominates or multistage-block-cka"  # unit-map claims: cheap to measure again
+
+
+def summary(pytester: pytest.Pytester, model_store, *workers: str) -> dict:
+    pytester.runpytest_subprocess("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p",
+                                  "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", *workers)
+    path = pytester.path / "reports" / "summary.json"
+    data = json.loads(path.read_text())
+    path.unlink()
+    return {(r["claim"], r["model"]): r for r in data["results"]}
+
+
+def test_two_workers_give_the_serial_verdicts_and_numbers(pytester: pytest.Pytester, model_store):
+    serial = summary(pytester, model_store, "-n", "0")
+    parallel = summary(pytester, model_store, "-n", "2", "--dist", "loadgroup")
+    assert serial.keys() == parallel.keys() and len(serial) >= 10
+    for key, s in serial.items():
+        p = parallel[key]
+        assert (s["verdict"], s.get("measured_verdict")) == (p["verdict"], p.get("measured_verdict")), key
+        for a, b in zip([s["value"], *(s["interval"] or [])], [p["value"], *(p["interval"] or [])]):
+            assert (a is None and b is None) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9), (key, a, b)
