@@ -3,10 +3,15 @@
 Every reference of a profile keeps the profile's step budget and schedule (linear warm-up, cosine decay);
 only ``lr`` and ``warmup_steps`` vary over the stated grid. A configuration is scored by its accuracy on
 the validation split carved from the training data (ties: lower validation NLL); the test split is never
-read. Writes ``fixtures/<profile>-grid.json`` and ``.md``; the profile's recipes then take the selected
-values, which a library test checks.
+read. A model whose best learning rate lies on an edge of the grid gets the next one beyond it (x2 above,
+/2 below, every warm-up), until its best is interior (at most ``--max-extensions`` times), so no selection
+is an artefact of where the grid stopped. Writes ``fixtures/<profile>-grid.json`` and ``.md``; the profile's
+recipes then take the selected values, which a library test checks.
 
-    python benchmarks/grid_search.py --profile smoke --workers 2 --threads 1
+    python benchmarks/grid_search.py --profile smoke --workers 2 --threads 1 --log /tmp/grid.jsonl
+
+``--log`` appends every run as a JSON line and reuses the runs already there (same model, lr, warm-up), so
+an interrupted search resumes where it stopped.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from model_props.cache import default_cache_dir
 from model_props.parallel import map_recipes
 from model_props.provenance import provenance
 from model_props.recipes import Recipe, load_profile
-from model_props.training import get_trained
+from model_props.training import code_hash, get_trained
 
 ROOT = Path(__file__).resolve().parent.parent
 LRS = (5e-4, 1e-3, 2e-3, 4e-3)
@@ -34,13 +39,27 @@ def _score(cache: Path, recipe: Recipe) -> dict:
     trained = get_trained(recipe, cache_dir=cache, progress=False)
     m = trained.metrics
     return {"val_accuracy": m["val_accuracy"], "val_nll": m["val_nll"], "train_seconds": m["train_seconds"],
-            "wall_seconds": round(time.perf_counter() - start, 1), "from_cache": trained.from_cache}
+            "wall_seconds": round(time.perf_counter() - start, 1), "from_cache": trained.from_cache,
+            "code_hash": code_hash()}
 
 
-def grid(profile: str, models: list[str], lrs: tuple[float, ...], warmups: tuple[int, ...]) -> list[Recipe]:
+def grid(profile: str, configs: list[tuple[str, float, int]]) -> list[Recipe]:
     base = load_profile(profile).recipes
     return [dataclasses.replace(base[m], name=f"{m}-grid-lr{lr:g}-w{w}", lr=lr, warmup_steps=w, warmup_epochs=None)
-            for m in models for lr in lrs for w in warmups]
+            for m, lr, w in configs]
+
+
+def edge_extensions(rows: list[dict]) -> dict[str, float]:
+    """Per model: the learning rate beyond the grid's edge where its best
+    configuration lies (x2 above the highest tried, /2 below the lowest), or nothing when the best is interior."""
+    out = {}
+    for model, r in select(rows).items():
+        tried = sorted({x["lr"] for x in rows if x["model"] == model})
+        if r["lr"] == tried[-1]:
+            out[model] = tried[-1] * 2
+        elif r["lr"] == tried[0]:
+            out[model] = tried[0] / 2
+    return out
 
 
 def select(rows: list[dict]) -> dict[str, dict]:
@@ -57,18 +76,26 @@ def write(profile: str, rows: list[dict], lrs, warmups, out: Path) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
     best = select(rows)
     prov = provenance()
-    data = {"profile": profile, "date": date.today().isoformat(), "grid": {"lr": list(lrs), "warmup_steps": list(warmups)},
+    extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
+    data = {"profile": profile, "date": date.today().isoformat(),
+            "grid": {"lr": list(lrs), "warmup_steps": list(warmups),
+                     "edge_extensions": {m: e for m, e in sorted(extended.items()) if e}},
             "score": "validation accuracy (ties: lower validation NLL)", "provenance": prov,
             "selected": {m: {"lr": r["lr"], "warmup_steps": r["warmup_steps"]} for m, r in sorted(best.items())},
             "runs": rows}
     (out / f"{profile}-grid.json").write_text(json.dumps(data, indent=2) + "\n")
     m = prov["machine"]
     lines = [f"# Grid search, profile `{profile}`", "",
-             f"Learning rate in {list(lrs)} x warm-up steps in {list(warmups)}; every other field of the recipe as in "
+             f"Learning rate in {list(lrs)} x warm-up steps in {list(warmups)}; a model whose best learning rate was on an "
+             f"edge got the next one beyond it (x2 or /2) until its best was interior: "
+             f"{', '.join(f'{m} {e}' for m, e in data['grid']['edge_extensions'].items()) or 'none needed'}. "
+             f"Every other field of the recipe as in "
              f"`fixtures/{profile}.toml` (same step budget and schedule for every reference). Scored on the validation "
              "split (2,000 images carved from the training data); the test split is not read. Seed 0.", "",
              f"Machine: {m['cpu']}, {m['cpu_count']} cores, torch threads per run {m['torch_threads']}; "
-             f"versions {prov['versions']}; {data['date']}. Regenerate: `python benchmarks/grid_search.py --profile {profile}`.", "",
+             f"versions {prov['versions']}; {data['date']}; training code hashes "
+             f"{sorted({r.get('code_hash', '?') for r in rows})}. "
+             f"Regenerate: `python benchmarks/grid_search.py --profile {profile}`.", "",
              "| model | lr | warm-up steps | val accuracy | val NLL | train s | selected |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         chosen = "**yes**" if best[r["model"]] is r else ""
@@ -86,16 +113,38 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--cache", type=Path, default=None)
+    p.add_argument("--max-extensions", type=int, default=3, help="edge extensions per model (default 3)")
+    p.add_argument("--log", type=Path, default=None, help="JSON lines of runs: appended to, and reused on a rerun")
     p.add_argument("--out", type=Path, default=ROOT / "fixtures")
     args = p.parse_args()
     models = args.models or load_profile(args.profile).references
-    rows = []
+    logged = [json.loads(line) for line in args.log.read_text().splitlines() if line.strip()] \
+        if args.log and args.log.is_file() else []
+    rows: list[dict] = []
     score = functools.partial(_score, args.cache or default_cache_dir())
-    for recipe, result in map_recipes(score, grid(args.profile, models, tuple(args.lr), tuple(args.warmup_steps)),
-                                      workers=args.workers, threads=args.threads):
-        row = {"model": recipe.model, "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+
+    def run(configs: list[tuple[str, float, int]]) -> None:
+        done = {(r["model"], r["lr"], r["warmup_steps"]): r for r in logged}
+        todo = []
+        for c in configs:
+            if c in done:
+                rows.append(done[c])
+            else:
+                todo.append(c)
+        for recipe, result in map_recipes(score, grid(args.profile, todo), workers=args.workers, threads=args.threads):
+            row = {"model": recipe.model, "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.log:
+                with args.log.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+
+    run([(m, lr, w) for m in models for lr in args.lr for w in args.warmup_steps])
+    for _ in range(args.max_extensions):
+        beyond = {m: lr for m, lr in edge_extensions(rows).items() if m in models}
+        if not beyond:
+            break
+        run([(m, lr, w) for m, lr in beyond.items() for w in args.warmup_steps])
     write(args.profile, rows, args.lr, args.warmup_steps, args.out)
 
 

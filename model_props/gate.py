@@ -12,9 +12,11 @@ The ``[tool.model_props.gate]`` table of the project's pyproject is the single s
     accuracy = 0.01                    # a higher-is-better statistic: lower bound of the difference >= -0.01
 
 The candidate is the model under test (``--model``/``--checkpoint`` or the table's ``models``); the baseline is
-the same model spec loaded from ``baseline``, measured in the same run with the same code. Each tolerance is a
-non-inferiority test on the percentile-bootstrap interval of (candidate - baseline): the worse-direction end
-of the 95 % interval may not pass the tolerance. ``pytest -m gate`` runs the gating claims and one test per
+the same model spec loaded from ``baseline``, measured in the same run with the same code on the same samples
+(test images, Hessian batches and noise draws follow the session seed). Each tolerance is a non-inferiority
+test on the paired percentile-bootstrap interval of (candidate - baseline), resampling the shared samples:
+the worse-direction end of the 95 % interval may not pass the tolerance. Pairing removes the between-image
+variance both models share, so an unchanged model passes any tolerance and a real regression shows early. ``pytest -m gate`` runs the gating claims and one test per
 tolerance, and exits non-zero exactly when a gating claim is not supported or a tolerance is exceeded.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError, choices
+from .errors import ConfigError, MeasurementError, choices
 
 __all__ = ["GateStatistic", "GATE_STATISTICS", "Gate", "read_gate", "GateOutcome", "check_tolerance"]
 
@@ -133,15 +135,18 @@ class GateOutcome:
 def check_tolerance(name: str, tolerance: float, candidate_report: Any, baseline_report: Any, *,
                     candidate: str, baseline: str, level: float = 0.95, seed: int = 0, n_boot: int = 2000) -> GateOutcome:
     """Non-inferiority of ``name`` (candidate - baseline) at ``tolerance``, from the two models' reports."""
-    from .stats import bootstrap, bootstrap_two_sample
+    from .stats import bootstrap
 
     spec = GATE_STATISTICS[name]
     n_c, n_b = candidate_report.size(spec.sampling), baseline_report.size(spec.sampling)
+    if n_c != n_b:
+        raise MeasurementError(f"gate {name}: the candidate was measured on {n_c} {spec.sampling} and the baseline on {n_b}; "
+                         "a paired comparison needs the same samples (same profile, seed and measurement settings)")
     stat = spec.statistic
     est_c = bootstrap(n_c, lambda i: stat(candidate_report, i), level=level, seed=seed, n_boot=n_boot)
     est_b = bootstrap(n_b, lambda i: stat(baseline_report, i), level=level, seed=seed, n_boot=n_boot)
-    diff = bootstrap_two_sample(n_c, n_b, lambda i, j: stat(candidate_report, i) - stat(baseline_report, j),
-                                level=level, seed=seed, n_boot=n_boot)
+    diff = bootstrap(n_c, lambda i: stat(candidate_report, i) - stat(baseline_report, i),
+                     level=level, seed=seed, n_boot=n_boot)
     if spec.higher_is_worse:
         end, bound, passed, limit = "upper", diff.high, diff.high <= tolerance, f"<= +{tolerance:g}"
     else:
@@ -149,6 +154,6 @@ def check_tolerance(name: str, tolerance: float, candidate_report: Any, baseline
     message = (f"gate {name} ({spec.description}; {'higher' if spec.higher_is_worse else 'lower'} is worse): "
                f"candidate {candidate} {est_c.value:.4g} [{est_c.low:.4g}, {est_c.high:.4g}], baseline {baseline} "
                f"{est_b.value:.4g} [{est_b.low:.4g}, {est_b.high:.4g}]; difference (candidate - baseline) "
-               f"{diff.value:+.4g}, {level:.0%} CI [{diff.low:+.4g}, {diff.high:+.4g}] over {diff.n} {spec.sampling}: "
+               f"{diff.value:+.4g}, {level:.0%} CI [{diff.low:+.4g}, {diff.high:+.4g}] over {diff.n} paired {spec.sampling}: "
                f"its {end} bound {bound:+.4g} {'is within' if passed else 'EXCEEDS'} the tolerance ({end} bound {limit})")
     return GateOutcome(name, tolerance, passed, est_c, est_b, diff, message)

@@ -186,7 +186,7 @@ def _check_gate(config: pytest.Config, store) -> None:
     from .errors import ConfigError
 
     gate = _gate(config)
-    if not gate.active:
+    if not gate.active and gate.baseline is None:
         return
     models = store.settings.models
     if len(models) != 1:

@@ -1,0 +1,120 @@
+"""The release gate end to end through pytester: a passing gate, a failing gate, and gate tables that are wrong.
+
+The candidate is a user's model (``usermodels:good``, a small CNN) with a checkpoint file, gated against a
+baseline checkpoint of the same model on test-set statistics (cheap: one pass over the test images).
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+
+def _weights(user_module: str, *, logit_scale: float = 1.0) -> dict[str, torch.Tensor]:
+    """The CNN's seeded initial weights; ``logit_scale`` multiplies the classifier (same argmax, sharper logits)."""
+    import importlib
+
+    torch.manual_seed(0)
+    state = {k: v.clone() for k, v in importlib.import_module(user_module).good().state_dict().items()}
+    state["3.weight"] *= logit_scale
+    state["3.bias"] *= logit_scale
+    return state
+
+
+@pytest.fixture
+def gate_project(pytester: pytest.Pytester, user_module, tmp_path, monkeypatch, model_store):
+    """A user's project: the baseline in ``runs/``, a ``run(candidate_state, table)`` that writes the gate table,
+    saves the candidate and runs ``pytest --pyargs model_props.suite -m gate`` in a subprocess."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where usermodels lives
+    runs = pytester.path / "runs"
+    runs.mkdir()
+    save_file(_weights(user_module), runs / "baseline.safetensors")
+
+    def run(candidate: dict[str, torch.Tensor], table: str, *args: str):
+        pytester.makepyprojecttoml(textwrap.dedent(table))
+        save_file(candidate, runs / "candidate.safetensors")
+        return pytester.runpytest_subprocess(
+            "--pyargs", "model_props.suite", "-m", "gate", "--model", f"{user_module}:good",
+            "--checkpoint", str(runs / "candidate.safetensors"), f"--claims-cache={model_store.settings.cache_dir}",
+            "-p", "no:randomly", *args)
+
+    return run
+
+
+TOLERANCES = """
+    [tool.model_props.gate]
+    baseline = "runs/baseline.safetensors"
+
+    [tool.model_props.gate.tolerances]
+    accuracy = 0.01
+    nll = 0.05
+"""
+
+
+def test_unchanged_candidate_passes_the_gate(gate_project, user_module, pytester):
+    """The baseline's own weights: every paired difference is exactly 0, inside any tolerance."""
+    result = gate_project(_weights(user_module), TOLERANCES)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=2, deselected=None)
+    result.stdout.fnmatch_lines(["*model-props: release gate tolerances*",
+                                 "PASS gate accuracy (test accuracy; lower is worse): candidate usermodels:good * "
+                                 "baseline baseline.safetensors *difference (candidate - baseline) +0, 95% CI [[]+0, +0[]]*"
+                                 "its lower bound +0 is within the tolerance (lower bound >= -0.01)",
+                                 "PASS gate nll *"])
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    assert [(g["statistic"], g["passed"]) for g in summary["gate"]] == [("accuracy", True), ("nll", True)]
+
+
+def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, user_module):
+    """A classifier scaled x30 keeps every argmax (accuracy passes) but is overconfident: the NLL difference's
+    upper bound exceeds 0.05 and the run exits non-zero with both models' numbers and the tolerance."""
+    result = gate_project(_weights(user_module, logit_scale=30.0), TOLERANCES)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(["FAIL gate nll (test NLL; higher is worse): candidate usermodels:good * [[]*, *[]], "
+                                 "baseline baseline.safetensors * [[]*, *[]]; difference (candidate - baseline) +*, "
+                                 "95% CI [[]+*, +*[]] over * paired images: its upper bound +* EXCEEDS the tolerance "
+                                 "(upper bound <= +0.05)"])
+    assert "PASS gate accuracy" in out and "Traceback" not in out
+
+
+def test_gating_claims_are_marked_gate(gate_project, user_module):
+    table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "raghu2021.skip-dominates"]\n'
+    result = gate_project(_weights(user_module), table, "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_claims.py::test_claim[[]park2022.msa-lowpass-usermodels:good[]]",
+                                 "*test_claims.py::test_claim[[]raghu2021.skip-dominates-usermodels:good[]]",
+                                 "2/* tests collected (* deselected)*"])
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('claims = ["park2022.msa-lowpas"]', "*[[]tool.model_props.gate[]]: unknown claims [[]'park2022.msa-lowpas'[]]; "
+                                         "valid: *'park2022.msa-lowpass'*"),
+    ('baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nhigh_freq_drop = 0.02',
+     "*[[]tool.model_props.gate[]].tolerances: unknown statistics [[]'high_freq_drop'[]]; valid: 'accuracy', *"
+     "'high_frequency_noise_drop'*"),
+    ('[tool.model_props.gate.tolerances]\nnll = 0.05', "*tolerances compare with a baseline; give baseline = *"),
+    ('baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nnll = -1',
+     "*tolerances: nll=-1 must be a number >= 0*"),
+    ('baseline = "runs/nowhere.safetensors"', "*[[]tool.model_props.gate[]] baseline '*nowhere.safetensors' does not exist*"),
+    ('claim = ["park2022.msa-lowpass"]', "*[[]tool.model_props.gate[]]: unknown keys [[]'claim'[]]; valid: 'baseline', "
+                                         "'claims', 'tolerances'*"),
+], ids=["unknown-claim", "unknown-statistic", "no-baseline", "negative-tolerance", "missing-baseline", "unknown-key"])
+def test_bad_gate_table_is_a_one_line_usage_error(gate_project, user_module, table, message):
+    result = gate_project(_weights(user_module), "[tool.model_props.gate]\n" + table + "\n", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_baseline_from_other_versions_is_warned_about(gate_project, user_module, pytester):
+    meta = {"model_props": json.dumps({"versions": {"torch": "1.13.0", "timm": "0.6.12"}}, sort_keys=True)}
+    save_file(_weights(user_module), pytester.path / "runs" / "old.safetensors", metadata=meta)
+    table = '[tool.model_props.gate]\nbaseline = "runs/old.safetensors"\n[tool.model_props.gate.tolerances]\naccuracy = 0.01\n'
+    result = gate_project(_weights(user_module), table, "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*UserWarning: model-props gate: the baseline old.safetensors was produced with "
+                                 "torch 1.13.0 (now *), timm 0.6.12 (now *); its numbers are measured again now*"])
