@@ -11,7 +11,9 @@ recipes then take the selected values, which a library test checks.
     python benchmarks/grid_search.py --profile smoke --workers 2 --threads 1 --log /tmp/grid.jsonl
 
 ``--log`` appends every run as a JSON line and reuses the runs already there (same model, lr, warm-up), so
-an interrupted search resumes where it stopped.
+an interrupted search resumes where it stopped. Runs reused from an older training-code hash are vouched for
+by retraining the cheapest of them under the current code in a scratch cache: its validation accuracy and
+NLL must come out identical (recorded as ``reproduced``), else the script stops.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import argparse
 import dataclasses
 import functools
 import json
+import os
 import time
 from datetime import date
 from pathlib import Path
@@ -72,17 +75,46 @@ def select(rows: list[dict]) -> dict[str, dict]:
     return best
 
 
-def write(profile: str, rows: list[dict], lrs, warmups, out: Path) -> None:
+def reproduce(profile: str, rows: list[dict], workers: int, threads: int | None) -> list[dict]:
+    """For every older training-code hash among the runs, retrain its cheapest run with the current code in a
+    scratch cache and check that the validation numbers are identical (else stop: rerun without ``--log``)."""
+    import tempfile
+
+    stale: dict[str, dict] = {}
+    for r in rows:
+        h = r.get("code_hash")
+        if h != code_hash() and (h not in stale or r["train_seconds"] < stale[h]["train_seconds"]):
+            stale[h] = r
+    checks = []
+    with tempfile.TemporaryDirectory() as tmp:
+        score = functools.partial(_score, Path(tmp))
+        todo = grid(profile, [(r["model"], r["lr"], r["warmup_steps"]) for r in stale.values()])
+        for recipe, again in map_recipes(score, todo, workers=workers, threads=threads):  # in order of completion
+            h, r = next((h, r) for h, r in stale.items()
+                        if (r["model"], r["lr"], r["warmup_steps"]) == (recipe.model, recipe.lr, recipe.warmup_steps))
+            checks.append({"model": r["model"], "lr": r["lr"], "warmup_steps": r["warmup_steps"], "code_hash": h,
+                           "current_code_hash": again["code_hash"], "val_accuracy": [r["val_accuracy"], again["val_accuracy"]],
+                           "val_nll": [r["val_nll"], again["val_nll"]],
+                           "identical": (again["val_accuracy"], again["val_nll"]) == (r["val_accuracy"], r["val_nll"])})
+            print(json.dumps(checks[-1]), flush=True)
+    if not all(c["identical"] for c in checks):
+        raise SystemExit("runs of an older training-code hash do not reproduce; rerun the search without --log")
+    return checks
+
+
+def write(profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int,
+          threads: int) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
     best = select(rows)
     prov = provenance()
+    prov["machine"]["torch_threads"] = threads  # per run, not this process's
     extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
     data = {"profile": profile, "date": date.today().isoformat(),
             "grid": {"lr": list(lrs), "warmup_steps": list(warmups),
                      "edge_extensions": {m: e for m, e in sorted(extended.items()) if e}},
             "score": "validation accuracy (ties: lower validation NLL)", "provenance": prov,
             "selected": {m: {"lr": r["lr"], "warmup_steps": r["warmup_steps"]} for m, r in sorted(best.items())},
-            "runs": rows}
+            "reproduced": reproduced, "runs": rows}
     (out / f"{profile}-grid.json").write_text(json.dumps(data, indent=2) + "\n")
     m = prov["machine"]
     lines = [f"# Grid search, profile `{profile}`", "",
@@ -92,10 +124,15 @@ def write(profile: str, rows: list[dict], lrs, warmups, out: Path) -> None:
              f"Every other field of the recipe as in "
              f"`fixtures/{profile}.toml` (same step budget and schedule for every reference). Scored on the validation "
              "split (2,000 images carved from the training data); the test split is not read. Seed 0.", "",
-             f"Machine: {m['cpu']}, {m['cpu_count']} cores, torch threads per run {m['torch_threads']}; "
+             f"Machine: {m['cpu']}, {m['cpu_count']} cores, {workers} runs at a time with {threads} torch thread(s) each; "
              f"versions {prov['versions']}; {data['date']}; training code hashes "
              f"{sorted({r.get('code_hash', '?') for r in rows})}. "
              f"Regenerate: `python benchmarks/grid_search.py --profile {profile}`.", "",
+             *([f"Runs made under older training-code hashes were reused; the cheapest run of each, retrained under "
+                f"the current code ({code_hash()}), gave identical validation numbers: "
+                + "; ".join(f"{c['model']} lr {c['lr']:g} w{c['warmup_steps']} ({c['code_hash']}): accuracy "
+                            f"{c['val_accuracy'][1]}, NLL {c['val_nll'][1]:.6f}" for c in reproduced) + ".", ""]
+              if reproduced else []),
              "| model | lr | warm-up steps | val accuracy | val NLL | train s | selected |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         chosen = "**yes**" if best[r["model"]] is r else ""
@@ -145,7 +182,9 @@ def main() -> None:
         if not beyond:
             break
         run([(m, lr, w) for m, lr in beyond.items() for w in args.warmup_steps])
-    write(args.profile, rows, args.lr, args.warmup_steps, args.out)
+    threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.workers))
+    write(args.profile, rows, args.lr, args.warmup_steps, args.out,
+          reproduce(args.profile, rows, args.workers, args.threads), workers=args.workers, threads=threads)
 
 
 if __name__ == "__main__":
