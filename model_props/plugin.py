@@ -218,6 +218,29 @@ def _check_gate(config: pytest.Config, store) -> None:
                 "measured again now, but its weights may not be comparable"), stacklevel=2)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Before the first test: train every model the collected tests read that the cache lacks, several at once
+    (one process per core). Without this the session trains them one after the other as tests reach them."""
+    config = session.config
+    if not _in_use(config) or hasattr(config, "workerinput") or config.option.collectonly or not session.items:
+        return
+    from .claims import get_claim
+
+    names: list[str] = []
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "model_name" in params:
+            names.append(params["model_name"])
+        if "claim_id" in params:
+            names += [n for part in get_claim(params["claim_id"]).parts for n in (part.subject, part.versus) if n]
+    if names:
+        store = _store(config)
+        try:
+            store.pretrain(names)
+        except Exception as exc:  # the tests that need the model then fail (or train) one by one, with their own message
+            store.notify(f"training ahead of the tests stopped ({type(exc).__name__}: {exc}); each test trains what it needs")
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn a :class:`ModelPropsError` into a one-line test failure instead of a traceback."""

@@ -119,6 +119,36 @@ class ModelStore:
                         needed.setdefault(name, set()).add(part.checkpoint)
         return needed
 
+    def pretrain(self, names: list[str], *, workers: int | None = None) -> list[str]:
+        """Train at once, in worker processes, the profile's recipes among ``names`` that the cache lacks, each as
+        far as the catalogue reads it; the names trained. Nothing happens for fewer than two, or off the CPU
+        (a GPU runs one training at a time best); the session then trains lazily, one model at a time."""
+        import os
+
+        from .parallel import map_recipes, train_until
+
+        s = self.settings
+        until, todo = {}, []
+        for name in dict.fromkeys(names):
+            if name in s.checkpoints or name not in self.profile.recipes:
+                continue
+            recipe = self.recipe(name)
+            until[name] = "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
+            if not is_cached(recipe, s.cache_dir, until[name]):
+                todo.append(recipe)
+        workers = min(len(todo), workers or os.cpu_count() or 1)
+        if workers < 2 or s.device != "cpu":
+            return []
+        for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
+            self.dataset(recipe.dataset)
+        self.notify(f"training {len(todo)} models, {workers} at a time: "
+                    + ", ".join(f"{r.name} ({until[r.name]})" for r in todo))
+        train = functools.partial(train_until, s.cache_dir, s.data_root, until)
+        for recipe, metrics in map_recipes(train, todo, workers=workers):
+            self.notify(f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
+                        f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint")
+        return [r.name for r in todo]
+
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
         """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model)."""
         key = (name, "final" if name in self.settings.checkpoints else checkpoint)

@@ -128,13 +128,6 @@ def load_study(profile: str, user_dir: Path | None = None) -> SeedStudy | None:
 
 # --- running a study -------------------------------------------------------------------------------------
 
-def _train(cache_dir: Path, data_root: Path | None, until: dict[str, str], recipe: Any) -> dict[str, Any]:
-    from .training import get_trained
-
-    trained = get_trained(recipe, cache_dir=cache_dir, data_root=data_root, progress=False, checkpoint=until[recipe.name])
-    return {**trained.metrics, "checkpoint": until[recipe.name], "from_cache": trained.from_cache}
-
-
 def _suite_summary(settings: Any, seed: int, workdir: Path) -> dict[str, Any]:
     """Run the packaged claim suite on the references trained with ``seed``; its summary.json."""
     import subprocess
@@ -163,7 +156,7 @@ def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | 
     from datetime import date
 
     from .claims import list_claims
-    from .parallel import map_recipes
+    from .parallel import map_recipes, train_until
     from .provenance import provenance
     from .store import ModelStore
 
@@ -173,7 +166,7 @@ def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | 
     until = {n: "final" if "final" in needed.get(n, {"final"}) else "warmup" for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
     metrics: dict[tuple[str, int], dict[str, Any]] = {}
-    train = functools.partial(_train, settings.cache_dir, settings.data_root, until)
+    train = functools.partial(train_until, settings.cache_dir, settings.data_root, until)
     for recipe, result in map_recipes(train, runs, workers=workers):
         metrics[(recipe.name, recipe.seed)] = result
         print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
