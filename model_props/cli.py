@@ -6,6 +6,7 @@
     model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
     model-props report [--results reports/allure-results] [--reports reports]
     model-props coverage [--img-size 32] [--out benchmarks/results]
+    model-props claims
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--img-size", type=int, default=32)
     c.add_argument("--modules", nargs="*", default=None, help="default: every timm architecture module")
     c.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    sub.add_parser("claims", help="print the claim catalogue (Markdown): id, paper section, statement, decision rules")
     r = sub.add_parser("report", help="generate the Allure HTML report (reports/allure-report/index.html) offline")
     r.add_argument("--results", type=Path, default=Path("reports/allure-results"))
     r.add_argument("--reports", type=Path, default=Path("reports"), help="where allure-report/ and the history go")
@@ -63,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             from .html_report import generate_html
 
             print(generate_html(args.results, args.reports))
+            return 0
+        if args.command == "claims":
+            from .claims import catalogue_markdown
+
+            print(catalogue_markdown(), end="")
             return 0
         if args.command == "coverage":
             from .coverage import coverage, write_coverage

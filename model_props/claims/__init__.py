@@ -7,7 +7,7 @@ from ..errors import ModelPropsError, choices
 from . import park2022, park2022_landscape, park2022_robustness, raghu2021
 from .base import Claim, Paper, Part
 
-__all__ = ["Claim", "Paper", "Part", "CLAIMS", "get_claim", "list_claims"]
+__all__ = ["Claim", "Paper", "Part", "CLAIMS", "get_claim", "list_claims", "catalogue_markdown"]
 
 CLAIMS: dict[str, Claim] = {c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *park2022_robustness.CLAIMS,
                                          *raghu2021.CLAIMS)}
@@ -22,3 +22,17 @@ def get_claim(claim_id: str) -> Claim:
 def list_claims(pattern: str = "*") -> list[Claim]:
     """Claims whose id matches a glob, in catalogue order."""
     return sorted((c for i, c in CLAIMS.items() if fnmatch.fnmatchcase(i, pattern)), key=lambda c: c.number)
+
+
+def catalogue_markdown() -> str:
+    """The catalogue as a Markdown table (``model-props claims``; the README carries it): number, id, paper and
+    section, statement, and each part's decision rule."""
+    lines = ["| # | claim | paper, section | statement | decision rules (each must hold) |", "|---|---|---|---|---|"]
+    for c in list_claims():
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|")
+
+        rules = "<br>".join(f"`{p.name}`: {cell(p.rule)}" for p in c.parts)
+        scope = f" Runs on {', '.join(c.models)}." if c.models else ""
+        lines.append(f"| {c.number} | `{c.id}` | {c.paper.citation}, {cell(c.section)} | {cell(c.statement)}{scope} | {rules} |")
+    return "\n".join(lines) + "\n"

@@ -52,6 +52,13 @@ class Paper:
     def url(self) -> str:
         return f"https://arxiv.org/abs/{self.arxiv}"
 
+    @property
+    def citation(self) -> str:
+        """``Park & Kim 2022``, ``Raghu et al. 2021``: surnames and the venue's year."""
+        surnames = [a.split()[-1] for a in self.authors.split(", ")]
+        who = " & ".join(surnames) if len(surnames) <= 2 else f"{surnames[0]} et al."
+        return f"{who} {self.venue.split()[-1]}"
+
 
 @dataclass(frozen=True)
 class Part:

@@ -130,3 +130,14 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     verdicts = {p.part.name: (p.verdict, p.reason) for p in outcome.parts}
     assert verdicts["conv-mlp"] == ("skipped", "the model has no non-subsampling conv or MLP units")
     assert verdicts["msa"][0] == "supported" and outcome.verdict == "supported"
+
+
+def test_readme_carries_the_catalogue():
+    """The README's claim table is the catalogue as the code defines it (``model-props claims``), not a copy
+    that drifts."""
+    from pathlib import Path
+
+    from model_props.claims import catalogue_markdown
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert catalogue_markdown() in readme, "README's catalogue is stale: paste the output of `model-props claims`"
