@@ -27,8 +27,10 @@ module structure of their base model, so its anatomy adapter and capture taps st
   standing in for the model compared with: claims 7, 14, 16, 19).
 - ``dead-key-units`` (multi-stage): the branches of the first conv unit and the last MSA unit of every stage
   output zeros, so lesioning them costs nothing (false: claim 13).
-- ``lowcut-input`` (any model): an exact Fourier band-stop removes the input frequencies of L-infinity
-  radius in (0, 0.2 pi] (the 0.1 pi noise band), so noise there cannot change a prediction (false: claim 11).
+- ``highcut-input`` (any model): an exact Fourier band-stop removes the input frequencies of L-infinity
+  radius in (0.5 pi, pi] (the 0.7-0.9 pi noise bands), so noise there cannot change a prediction: a ResNet
+  that ignores high frequencies loses less than the ViT under high-frequency noise (false: claim 11). (A ViT
+  made immune to low frequencies cannot show claim 11 false: the smoke ResNet already loses nothing there.)
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from .store import ModelUnderTest
 from .zoo.resnet import SpatialSmoothing
 from .zoo.wrapper import unwrap
 
-__all__ = ["MUTANTS", "ANATOMY_MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention", "LowCut"]
+__all__ = ["MUTANTS", "ANATOMY_MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention", "BandStop"]
 
 SHIFT = 1e5  # far beyond any top eigenvalue of the smoke and paper models (hundreds to a few thousand)
 
@@ -63,9 +65,12 @@ class FixedAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, **_: object) -> torch.Tensor:
         b, n, c = x.shape
-        eye = torch.eye(n, dtype=x.dtype, device=x.device)
-        uniform = torch.full((n, n), 1.0 / n, dtype=x.dtype, device=x.device)
-        weights = {"identity": eye, "uniform": uniform, "highpass": eye - uniform}[self.mode]
+        # both weight matrices come out of a softmax, as real attention weights do, so that the anatomy's
+        # tracer sees attention (softmax(.) V) and the mutant keeps its base model's msa units
+        eye = torch.eye(n, dtype=torch.bool, device=x.device)
+        identity = torch.zeros(n, n, dtype=x.dtype, device=x.device).masked_fill(~eye, float("-inf")).softmax(-1)
+        uniform = torch.zeros(n, n, dtype=x.dtype, device=x.device).softmax(-1)  # exactly 1/N
+        weights = {"identity": identity, "uniform": uniform, "highpass": identity - uniform}[self.mode]
         weights = self.attn_drop(weights.expand(b, self.num_heads, n, n))
         v = x.reshape(b, n, self.num_heads, c // self.num_heads).transpose(1, 2)
         return (weights @ v).transpose(1, 2).reshape(b, n, c)
@@ -160,17 +165,17 @@ def _dead_key_units(net: nn.Module, anat) -> None:
                 lambda _m, _a, out: torch.zeros_like(out))
 
 
-class LowCut(nn.Module):
-    """An exact Fourier band-stop on the input: frequencies of L-infinity radius in (0, cut] (units of pi) go."""
+class BandStop(nn.Module):
+    """An exact Fourier band-stop on the input: frequencies of L-infinity radius in (low, high] (units of pi) go."""
 
-    def __init__(self, net: nn.Module, cut: float = 0.2):
+    def __init__(self, net: nn.Module, low: float, high: float):
         super().__init__()
-        self.net, self.cut = net, cut
+        self.net, self.low, self.high = net, low, high
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         k = torch.fft.fftfreq(x.shape[-1], device=x.device) * 2.0
         radius = torch.maximum(k.abs()[:, None], k.abs()[None, :])
-        keep = ~((radius > 0) & (radius <= self.cut + 1e-9))
+        keep = ~((radius > self.low + 1e-9) & (radius <= self.high + 1e-9))
         return self.net(torch.fft.ifft2(torch.fft.fft2(x) * keep).real)
 
 
@@ -197,6 +202,7 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
 }
 ANATOMY_MUTANTS: dict[str, Callable[[nn.Module, object], None]] = {"dead-key-units": _dead_key_units}
 LOSS_MUTANTS: dict[str, float] = {"sharpened-loss": SHIFT, "concave-loss": -SHIFT}
+INPUT_MUTANTS: dict[str, tuple[float, float]] = {"highcut-input": (0.5, 1.0)}
 
 
 def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
@@ -205,12 +211,12 @@ def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
     if mutation in LOSS_MUTANTS:
         return dataclasses.replace(base, name=f"{base.name}+{mutation}", mutation=mutation,
                                    loss_shift=base.loss_shift + LOSS_MUTANTS[mutation])
-    valid = [*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, "lowcut-input"]
+    valid = [*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, *INPUT_MUTANTS]
     if mutation not in valid:
         raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(valid)}")
     model = copy.deepcopy(base.model)
-    if mutation == "lowcut-input":  # the normalised input of the wrapped network is filtered
-        model.net = LowCut(model.net)
+    if mutation in INPUT_MUTANTS:  # the normalised input of the wrapped network is filtered
+        model.net = BandStop(model.net, *INPUT_MUTANTS[mutation])
         model.eval()
         return dataclasses.replace(base, name=f"{base.name}+{mutation}", model=model, metrics=dict(base.metrics),
                                    mutation=mutation)

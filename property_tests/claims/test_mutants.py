@@ -28,7 +28,7 @@ MUTANT_FOR = {
     "park2022.patch-size-tradeoff": ("vit", "vit", "warmup", "sharpened-loss", "ape-patch"),
     "park2022.augmentation-hessian-calibration": ("vit", "vit", "warmup", "sharpened-loss", "ape-augmentation"),
     "park2022.underfit-not-overfit": ("vit", "resnet", "final", "rolled-classes", "error-vs-resnet"),
-    "park2022.frequency-vulnerability": ("vit", "vit", "final", "lowcut-input", "low-frequency"),
+    "park2022.frequency-vulnerability": ("vit", "resnet", "final", "highcut-input", "high-frequency"),
     "park2022.lesion-stage-pattern": ("swin", "swin", "final", "dead-key-units", "key-units"),
     "park2022.alternet-beats-resnet": ("alternet", "alternet", "final", "rolled-classes", "accuracy"),
     "park2022.msa-adversarial-robust": ("vit", "resnet", "final", "rolled-classes", "pgd-1/255"),

@@ -153,4 +153,4 @@ def test_users_recipes_folder_adds_profiles(suite, tmp_path):
     result.stdout.fnmatch_lines(["test_models.py::test_model[[]vit[]]", "1 test collected*"])
     result = suite.runpytest("--collect-only", f"--claims-recipes={recipes}", "--claims-profile=huge")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown profile='huge'; valid: 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"])
+    result.stderr.fnmatch_lines(["*unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"])

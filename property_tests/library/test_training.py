@@ -84,7 +84,7 @@ def test_paper_profile_records_the_paper_recipe():
 
 
 def test_unknown_profile_and_recipe_list_choices(tmp_path):
-    with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'paper', 'smoke'$"):
+    with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'paper', 'smoke'$"):
         load_profile("huge")
     (tmp_path / "mine.toml").write_text("")
     with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'mine', 'paper', 'smoke' \(built-in, and the user's"):
