@@ -83,10 +83,10 @@ def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, 
 
 
 def test_gating_claims_are_marked_gate(gate_project, user_module):
-    table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "raghu2021.skip-dominates"]\n'
+    table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "park2022.multistage-block-cka"]\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
     result.stdout.fnmatch_lines(["*test_claims.py::test_claim[[]park2022.msa-lowpass-usermodels:good[]]",
-                                 "*test_claims.py::test_claim[[]raghu2021.skip-dominates-usermodels:good[]]",
+                                 "*test_claims.py::test_claim[[]park2022.multistage-block-cka-usermodels:good[]]",
                                  "2/* tests collected (* deselected)*"])
 
 
@@ -102,7 +102,11 @@ def test_gating_claims_are_marked_gate(gate_project, user_module):
     ('baseline = "runs/nowhere.safetensors"', "*[[]tool.model_props.gate[]] baseline '*nowhere.safetensors' does not exist*"),
     ('claim = ["park2022.msa-lowpass"]', "*[[]tool.model_props.gate[]]: unknown keys [[]'claim'[]]; valid: 'baseline', "
                                          "'claims', 'tolerances'*"),
-], ids=["unknown-claim", "unknown-statistic", "no-baseline", "negative-tolerance", "missing-baseline", "unknown-key"])
+    # contradicted on every seed of fixtures/smoke-seeds.json, on every model it applies to
+    ('claims = ["raghu2021.skip-dominates"]', "*[[]tool.model_props.gate[]] claims: raghu2021.skip-dominates is a known "
+                                              "failure at profile 'smoke' (its seed study never supports it)*"),
+], ids=["unknown-claim", "unknown-statistic", "no-baseline", "negative-tolerance", "missing-baseline", "unknown-key",
+        "known-failure"])
 def test_bad_gate_table_is_a_one_line_usage_error(gate_project, user_module, table, message):
     result = gate_project(_weights(user_module), "[tool.model_props.gate]\n" + table + "\n", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

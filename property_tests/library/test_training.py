@@ -87,7 +87,7 @@ def test_unknown_profile_and_recipe_list_choices(tmp_path):
     with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'paper', 'smoke'$"):
         load_profile("huge")
     (tmp_path / "mine.toml").write_text("")
-    with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'mine', 'paper', 'smoke' \(built-in, and the user's"):
+    with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' \(built-in, and the user's"):
         load_profile("huge", RecipeSource(tmp_path))
     with pytest.raises(RecipeError, match=r"profile 'smoke' has no recipe 'vgg'; valid: .*'alternet'"):
         get_recipe("smoke", "vgg")
