@@ -17,12 +17,15 @@ PAPER = Paper(
 
 
 def _stage_end_drop(report: UnitReport, idx: np.ndarray) -> float:
-    """Mean over stage boundaries of variance(last unit of stage s) - variance(first unit of stage s + 1)."""
+    """Mean over stage boundaries of variance(last unit of stage s) - variance(first unit of stage s + 1).
+    A boundary into a map of one position (global pooling), whose spatial variance is undefined, is left out."""
     values = report.variance[idx]
     stages = [u.stage for u in report.units]
-    drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1) if stages[i + 1] != stages[i]]
+    finite = np.isfinite(values).all(axis=0)
+    drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1)
+             if stages[i + 1] != stages[i] and finite[i] and finite[i + 1]]
     if not drops:
-        raise NotApplicable("the model has no stage boundary")
+        raise NotApplicable("the model has no stage boundary between maps of more than one position")
     return float(np.mean(drops))
 
 
