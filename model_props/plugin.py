@@ -232,7 +232,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if "model_name" in params:
             names.append(params["model_name"])
         if "claim_id" in params:
-            names += [n for part in get_claim(params["claim_id"]).parts for n in (part.subject, part.versus) if n]
+            names += get_claim(params["claim_id"]).named_models
     if names:
         store = _store(config)
         try:

@@ -119,6 +119,10 @@ class ModelStore:
                         needed.setdefault(name, set()).add(part.checkpoint)
         return needed
 
+    def last_checkpoint_needed(self, name: str) -> Checkpoint:
+        """How far ``name`` must be trained: ``final`` unless the catalogue reads only its ``warmup`` checkpoint."""
+        return "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
+
     def pretrain(self, names: list[str], *, workers: int | None = None) -> list[str]:
         """Train at once, in worker processes, the profile's recipes among ``names`` that the cache lacks, each as
         far as the catalogue reads it; the names trained. Nothing happens for fewer than two, or off the CPU
@@ -133,7 +137,7 @@ class ModelStore:
             if name in s.checkpoints or name not in self.profile.recipes:
                 continue
             recipe = self.recipe(name)
-            until[name] = "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
+            until[name] = self.last_checkpoint_needed(name)
             if not is_cached(recipe, s.cache_dir, until[name]):
                 todo.append(recipe)
         workers = min(len(todo), workers or os.cpu_count() or 1)

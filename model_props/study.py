@@ -162,8 +162,8 @@ def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | 
 
     profile = settings.profile_data
     names = profile.references + profile.variants
-    needed = ModelStore(settings).checkpoints_needed
-    until = {n: "final" if "final" in needed.get(n, {"final"}) else "warmup" for n in names}
+    store = ModelStore(settings)
+    until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
     metrics: dict[tuple[str, int], dict[str, Any]] = {}
     train = functools.partial(train_until, settings.cache_dir, settings.data_root, until)

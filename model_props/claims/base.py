@@ -162,6 +162,11 @@ def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int
     return [i for i, u in enumerate(report.units) if i > 0 and select(u)]
 
 
+def measured_units(values: np.ndarray) -> np.ndarray:
+    """(N, U) values of a unit report -> (U,) bool: the unit's map was large enough to measure (not all NaN)."""
+    return ~np.isnan(values).all(axis=0)
+
+
 def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool], what: str) -> Statistic:
     """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
     value(before unit), over the units whose maps are large enough to measure (before and after). A model with
@@ -171,7 +176,8 @@ def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[
         if not cols:
             raise NotApplicable(f"the model has no {what}")
         values = getattr(report, field_name)
-        measured = [c for c in cols if not (np.isnan(values[:, c]).all() or np.isnan(values[:, c - 1]).all())]
+        ok = measured_units(values)
+        measured = [c for c in cols if ok[c] and ok[c - 1]]
         if not measured:
             measure = "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
             raise NotApplicable(f"the maps of its {what} are too small to measure their {measure}")

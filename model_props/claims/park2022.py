@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import NotApplicable
 from ..measures import UnitReport
-from .base import Claim, Paper, Part, needs_kinds, needs_traits, mean_effect
+from .base import Claim, Paper, Part, mean_effect, measured_units, needs_kinds, needs_traits
 
 PAPER = Paper(
     key="park2022",
@@ -21,9 +21,9 @@ def _stage_end_drop(report: UnitReport, idx: np.ndarray) -> float:
     A boundary into a map of one position (global pooling), whose spatial variance is undefined, is left out."""
     values = report.variance[idx]
     stages = [u.stage for u in report.units]
-    finite = np.isfinite(values).all(axis=0)
+    ok = measured_units(report.variance)
     drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1)
-             if stages[i + 1] != stages[i] and finite[i] and finite[i + 1]]
+             if stages[i + 1] != stages[i] and ok[i] and ok[i + 1]]
     if not drops:
         raise NotApplicable("the model has no stage boundary between maps of more than one position")
     return float(np.mean(drops))
