@@ -63,7 +63,8 @@ WRITE = textwrap.dedent("""
 """)
 
 
-def run_and_kill(script: str, cache: Path) -> None:
+def run_and_kill(script: str, cache: Path, settle: float) -> None:
+    """Run ``script``, wait until it says it started, ``settle`` seconds more, then SIGKILL it."""
     proc = subprocess.Popen([sys.executable, "-c", script, str(cache)], cwd=ROOT)
     try:
         deadline = time.time() + 300
@@ -71,7 +72,7 @@ def run_and_kill(script: str, cache: Path) -> None:
             assert proc.poll() is None, f"the process ended early with {proc.returncode}"
             assert time.time() < deadline, "the process never started its work"
             time.sleep(0.2)
-        time.sleep(2.0)  # well into the training loop / the stalled write
+        time.sleep(settle)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=60)
@@ -85,7 +86,7 @@ def test_killed_while_training_leaves_nothing_loadable(tmp_path, dataset):
     from model_props.recipes import Recipe
     from model_props.training import entry_paths, get_trained
 
-    run_and_kill(TRAIN, tmp_path)
+    run_and_kill(TRAIN, tmp_path, settle=2.0)  # well into the training loop (started is written before it)
     recipe = Recipe(name="killed", profile="test", model="resnet", steps=100000, warmup_steps=5, batch_size=16,
                     arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
     files, sidecar = entry_paths(recipe, tmp_path)
@@ -106,7 +107,7 @@ def test_killed_while_writing_a_measurement_leaves_nothing_loadable(tmp_path, da
     from model_props.recipes import MeasurementSettings
     from model_props.zoo import build_model
 
-    run_and_kill(WRITE, tmp_path)
+    run_and_kill(WRITE, tmp_path, settle=0.2)  # the write is already stalled when started is written
     leftovers = list((tmp_path / "measurements").rglob("*"))
     assert not [p for p in leftovers if p.suffix in (".npz", ".json")], f"a killed write left an entry: {leftovers}"
     data = load_dataset("deadleaves", cache_dir=tmp_path)

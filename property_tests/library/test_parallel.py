@@ -12,8 +12,12 @@ SUBSET = "(msa-lowpass or skip-dominates or multistage-block-cka) and (vit or re
 
 
 def summary(pytester: pytest.Pytester, model_store, *workers: str) -> dict:
-    pytester.runpytest_subprocess("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p",
-                                  "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", *workers)
+    args = ("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p", "no:cacheprovider",
+            f"--claims-cache={model_store.settings.cache_dir}", *workers)
+    if workers == ("-n", "0"):  # in process (saves a subprocess's imports); without allure-pytest's global state
+        pytester.runpytest_inprocess(*args, "-p", "no:allure_pytest")
+    else:
+        pytester.runpytest_subprocess(*args)
     path = pytester.path / "reports" / "summary.json"
     data = json.loads(path.read_text())
     path.unlink()
