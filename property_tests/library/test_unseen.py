@@ -20,8 +20,11 @@ UNSEEN = [
 
 @pytest.mark.parametrize(("spec", "options"), UNSEEN)
 def test_claim_suite_runs_on_an_unseen_architecture(pytester: pytest.Pytester, model_store, spec, options):
-    result = pytester.runpytest_subprocess("--pyargs", "model_props.suite", "--model", spec, *options,
-                                           f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider")
+    # in process, without allure-pytest's process-global state (the installed-package tests run the suite on a
+    # user's model in a subprocess from outside the checkout)
+    result = pytester.runpytest_inprocess("--pyargs", "model_props.suite", "--model", spec, *options,
+                                          f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider",
+                                          "-p", "no:allure_pytest")
     summary_path = pytester.path / "reports" / "summary.json"
     assert summary_path.is_file(), result.stdout.str()[-3000:]
     summary = json.loads(summary_path.read_text())
