@@ -14,6 +14,15 @@ import model_props.store  # noqa: F401,E402
 
 
 @pytest.fixture
+def inprocess(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester for nested sessions run in this process (a subprocess costs ~5 s of imports per run):
+    allure-pytest keeps process-global state that a nested session using it would clobber, so nested sessions
+    run without it (the tests that check Allure output use a subprocess)."""
+    pytester.makeini("[pytest]\naddopts = -p no:allure_pytest\n")
+    return pytester
+
+
+@pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """An importable module ``usermodels`` with factories that misbehave in different ways."""
     (tmp_path / "usermodels.py").write_text(textwrap.dedent("""

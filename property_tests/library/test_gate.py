@@ -25,9 +25,10 @@ def _weights(user_module: str, *, logit_scale: float = 1.0) -> dict[str, torch.T
 
 
 @pytest.fixture
-def gate_project(pytester: pytest.Pytester, user_module, tmp_path, monkeypatch, model_store):
+def gate_project(inprocess: pytest.Pytester, user_module, tmp_path, monkeypatch, model_store):
     """A user's project: the baseline in ``runs/``, a ``run(candidate_state, table)`` that writes the gate table,
     saves the candidate and runs ``pytest --pyargs model_props.suite -m gate``."""
+    pytester = inprocess
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where usermodels lives
     runs = pytester.path / "runs"
     runs.mkdir()
@@ -36,12 +37,10 @@ def gate_project(pytester: pytest.Pytester, user_module, tmp_path, monkeypatch, 
     def run(candidate: dict[str, torch.Tensor], table: str, *args: str):
         pytester.makepyprojecttoml(textwrap.dedent(table))
         save_file(candidate, runs / "candidate.safetensors")
-        # in process (a subprocess costs ~5 s of imports per run); allure-pytest keeps process-global state that
-        # a nested session would clobber, so the nested session runs without it
         return pytester.runpytest_inprocess(
             "--pyargs", "model_props.suite", "-m", "gate", "--model", f"{user_module}:good",
             "--checkpoint", str(runs / "candidate.safetensors"), f"--claims-cache={model_store.settings.cache_dir}",
-            "-p", "no:randomly", "-p", "no:allure_pytest", *args)
+            "-p", "no:randomly", *args)
 
     return run
 

@@ -11,22 +11,20 @@ import pytest
 SUBSET = "(msa-lowpass or skip-dominates or multistage-block-cka) and (vit or resnet)"
 
 
-def summary(pytester: pytest.Pytester, model_store, *workers: str) -> dict:
-    args = ("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p", "no:cacheprovider",
-            f"--claims-cache={model_store.settings.cache_dir}", *workers)
-    if workers == ("-n", "0"):  # in process (saves a subprocess's imports); without allure-pytest's global state
-        pytester.runpytest_inprocess(*args, "-p", "no:allure_pytest")
-    else:
-        pytester.runpytest_subprocess(*args)
+def summary(pytester: pytest.Pytester, how: str, model_store, *workers: str) -> dict:
+    """Run the subset ``how`` = "inprocess" or "subprocess"; the records of its summary.json by (claim, model)."""
+    getattr(pytester, f"runpytest_{how}")("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p",
+                                          "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", *workers)
     path = pytester.path / "reports" / "summary.json"
     data = json.loads(path.read_text())
     path.unlink()
     return {(r["claim"], r["model"]): r for r in data["results"]}
 
 
-def test_two_workers_give_the_serial_verdicts_and_numbers(pytester: pytest.Pytester, model_store):
-    serial = summary(pytester, model_store, "-n", "0")
-    parallel = summary(pytester, model_store, "-n", "2", "--dist", "loadgroup")
+def test_two_workers_give_the_serial_verdicts_and_numbers(inprocess: pytest.Pytester, model_store):
+    """The serial run in process, the -n 2 run (its workers are processes anyway) in a subprocess."""
+    serial = summary(inprocess, "inprocess", model_store, "-n", "0")
+    parallel = summary(inprocess, "subprocess", model_store, "-n", "2", "--dist", "loadgroup")
     assert serial.keys() == parallel.keys() and len(serial) == 6
     assert sum(s["value"] is not None for s in serial.values()) >= 4
     for key, s in serial.items():

@@ -11,14 +11,6 @@ REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]
 
 
 @pytest.fixture
-def inprocess(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A pytester for in-process runs: allure-pytest keeps process-global state that a nested session using
-    it would clobber, so the nested session runs without it (the Allure test below uses a subprocess)."""
-    pytester.makeini("[pytest]\naddopts = -p no:allure_pytest\n")
-    return pytester
-
-
-@pytest.fixture
 def suite(inprocess: pytest.Pytester):
     inprocess.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
     return inprocess

@@ -19,13 +19,12 @@ UNSEEN = [
 
 
 @pytest.mark.parametrize(("spec", "options"), UNSEEN)
-def test_claim_suite_runs_on_an_unseen_architecture(pytester: pytest.Pytester, model_store, spec, options):
-    # in process, without allure-pytest's process-global state (the installed-package tests run the suite on a
-    # user's model in a subprocess from outside the checkout)
-    result = pytester.runpytest_inprocess("--pyargs", "model_props.suite", "--model", spec, *options,
-                                          f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider",
-                                          "-p", "no:allure_pytest")
-    summary_path = pytester.path / "reports" / "summary.json"
+def test_claim_suite_runs_on_an_unseen_architecture(inprocess: pytest.Pytester, model_store, spec, options):
+    # in process (the installed-package tests run the suite on a user's model in a subprocess, from outside
+    # the checkout)
+    result = inprocess.runpytest_inprocess("--pyargs", "model_props.suite", "--model", spec, *options,
+                                           f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider")
+    summary_path = inprocess.path / "reports" / "summary.json"
     assert summary_path.is_file(), result.stdout.str()[-3000:]
     summary = json.loads(summary_path.read_text())
     records = [r for r in summary["results"] if r["model"] == spec]
