@@ -1,4 +1,5 @@
 """Repo-local glue only: the plugin itself is ``model_props.plugin`` (entry point ``pytest11``)."""
+
 import os
 
 from hypothesis import settings

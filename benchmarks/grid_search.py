@@ -15,6 +15,7 @@ an interrupted search resumes where it stopped. Runs reused from an older traini
 by retraining the cheapest of them under the current code in a scratch cache: its validation accuracy and
 NLL must come out identical (recorded as ``reproduced``), else the script stops.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,11 @@ from datetime import date
 from pathlib import Path
 
 from model_props.cache import default_cache_dir
-from model_props.parallel import map_recipes
 from model_props.provenance import provenance
-from model_props.recipes import Recipe, load_profile
-from model_props.training import code_hash, get_trained
+from model_props.training.checkpoints import code_hash, get_trained
+from model_props.training.parallel import map_recipes
+from model_props.training.profiles import load_profile
+from model_props.training.recipes import Recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 LRS = (5e-4, 1e-3, 2e-3, 4e-3)
@@ -41,15 +43,22 @@ def _score(cache: Path, recipe: Recipe) -> dict:
     start = time.perf_counter()
     trained = get_trained(recipe, cache_dir=cache, progress=False)
     m = trained.metrics
-    return {"val_accuracy": m["val_accuracy"], "val_nll": m["val_nll"], "train_seconds": m["train_seconds"],
-            "wall_seconds": round(time.perf_counter() - start, 1), "from_cache": trained.from_cache,
-            "code_hash": code_hash()}
+    return {
+        "val_accuracy": m["val_accuracy"],
+        "val_nll": m["val_nll"],
+        "train_seconds": m["train_seconds"],
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        "from_cache": trained.from_cache,
+        "code_hash": code_hash(),
+    }
 
 
 def grid(profile: str, configs: list[tuple[str, float, int]]) -> list[Recipe]:
     base = load_profile(profile).recipes
-    return [dataclasses.replace(base[m], name=f"{m}-grid-lr{lr:g}-w{w}", lr=lr, warmup_steps=w, warmup_epochs=None)
-            for m, lr, w in configs]
+    return [
+        dataclasses.replace(base[m], name=f"{m}-grid-lr{lr:g}-w{w}", lr=lr, warmup_steps=w, warmup_epochs=None)
+        for m, lr, w in configs
+    ]
 
 
 def edge_extensions(rows: list[dict]) -> dict[str, float]:
@@ -90,54 +99,92 @@ def reproduce(profile: str, rows: list[dict], workers: int, threads: int | None)
         score = functools.partial(_score, Path(tmp))
         todo = grid(profile, [(r["model"], r["lr"], r["warmup_steps"]) for r in stale.values()])
         for recipe, again in map_recipes(score, todo, workers=workers, threads=threads):  # in order of completion
-            h, r = next((h, r) for h, r in stale.items()
-                        if (r["model"], r["lr"], r["warmup_steps"]) == (recipe.model, recipe.lr, recipe.warmup_steps))
-            checks.append({"model": r["model"], "lr": r["lr"], "warmup_steps": r["warmup_steps"], "code_hash": h,
-                           "current_code_hash": again["code_hash"], "val_accuracy": [r["val_accuracy"], again["val_accuracy"]],
-                           "val_nll": [r["val_nll"], again["val_nll"]],
-                           "identical": (again["val_accuracy"], again["val_nll"]) == (r["val_accuracy"], r["val_nll"])})
+            h, r = next(
+                (h, r)
+                for h, r in stale.items()
+                if (r["model"], r["lr"], r["warmup_steps"]) == (recipe.model, recipe.lr, recipe.warmup_steps)
+            )
+            checks.append(
+                {
+                    "model": r["model"],
+                    "lr": r["lr"],
+                    "warmup_steps": r["warmup_steps"],
+                    "code_hash": h,
+                    "current_code_hash": again["code_hash"],
+                    "val_accuracy": [r["val_accuracy"], again["val_accuracy"]],
+                    "val_nll": [r["val_nll"], again["val_nll"]],
+                    "identical": (again["val_accuracy"], again["val_nll"]) == (r["val_accuracy"], r["val_nll"]),
+                }
+            )
             print(json.dumps(checks[-1]), flush=True)
     if not all(c["identical"] for c in checks):
         raise SystemExit("runs of an older training-code hash do not reproduce; rerun the search without --log")
     return checks
 
 
-def write(profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int,
-          threads: int) -> None:
+def write(
+    profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int, threads: int
+) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
     best = select(rows)
     prov = provenance()
     prov["machine"]["torch_threads"] = threads  # per run, not this process's
     extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
-    data = {"profile": profile, "date": date.today().isoformat(),
-            "grid": {"lr": list(lrs), "warmup_steps": list(warmups),
-                     "edge_extensions": {m: e for m, e in sorted(extended.items()) if e}},
-            "score": "validation accuracy (ties: lower validation NLL)", "provenance": prov,
-            "selected": {m: {"lr": r["lr"], "warmup_steps": r["warmup_steps"]} for m, r in sorted(best.items())},
-            "reproduced": reproduced, "runs": rows}
+    data = {
+        "profile": profile,
+        "date": date.today().isoformat(),
+        "grid": {
+            "lr": list(lrs),
+            "warmup_steps": list(warmups),
+            "edge_extensions": {m: e for m, e in sorted(extended.items()) if e},
+        },
+        "score": "validation accuracy (ties: lower validation NLL)",
+        "provenance": prov,
+        "selected": {m: {"lr": r["lr"], "warmup_steps": r["warmup_steps"]} for m, r in sorted(best.items())},
+        "reproduced": reproduced,
+        "runs": rows,
+    }
     (out / f"{profile}-grid.json").write_text(json.dumps(data, indent=2) + "\n")
     m = prov["machine"]
-    lines = [f"# Grid search, profile `{profile}`", "",
-             f"Learning rate in {list(lrs)} x warm-up steps in {list(warmups)}; a model whose best learning rate was on an "
-             f"edge got the next one beyond it (x2 or /2) until its best was interior: "
-             f"{', '.join(f'{m} {e}' for m, e in data['grid']['edge_extensions'].items()) or 'none needed'}. "
-             f"Every other field of the recipe as in "
-             f"`fixtures/{profile}.toml` (same step budget and schedule for every reference). Scored on the validation "
-             "split (2,000 images carved from the training data); the test split is not read. Seed 0.", "",
-             f"Machine: {m['cpu']}, {m['cpu_count']} cores, {workers} runs at a time with {threads} torch thread(s) each; "
-             f"versions {prov['versions']}; {data['date']}; training code hashes "
-             f"{sorted({r.get('code_hash', '?') for r in rows})}. "
-             f"Regenerate: `python benchmarks/grid_search.py --profile {profile}`.", "",
-             *([f"Runs made under older training-code hashes were reused; the cheapest run of each, retrained under "
+    lines = [
+        f"# Grid search, profile `{profile}`",
+        "",
+        f"Learning rate in {list(lrs)} x warm-up steps in {list(warmups)}; a model whose best learning rate was on an "
+        f"edge got the next one beyond it (x2 or /2) until its best was interior: "
+        f"{', '.join(f'{m} {e}' for m, e in data['grid']['edge_extensions'].items()) or 'none needed'}. "
+        f"Every other field of the recipe as in "
+        f"`fixtures/{profile}.toml` (same step budget and schedule for every reference). Scored on the validation "
+        "split (2,000 images carved from the training data); the test split is not read. Seed 0.",
+        "",
+        f"Machine: {m['cpu']}, {m['cpu_count']} cores, {workers} runs at a time with {threads} torch thread(s) each; "
+        f"versions {prov['versions']}; {data['date']}; training code hashes "
+        f"{sorted({r.get('code_hash', '?') for r in rows})}. "
+        f"Regenerate: `python benchmarks/grid_search.py --profile {profile}`.",
+        "",
+        *(
+            [
+                f"Runs made under older training-code hashes were reused; the cheapest run of each, retrained under "
                 f"the current code ({code_hash()}), gave identical validation numbers: "
-                + "; ".join(f"{c['model']} lr {c['lr']:g} w{c['warmup_steps']} ({c['code_hash']}): accuracy "
-                            f"{c['val_accuracy'][1]}, NLL {c['val_nll'][1]:.6f}" for c in reproduced) + ".", ""]
-              if reproduced else []),
-             "| model | lr | warm-up steps | val accuracy | val NLL | train s | selected |", "|---|---|---|---|---|---|---|"]
+                + "; ".join(
+                    f"{c['model']} lr {c['lr']:g} w{c['warmup_steps']} ({c['code_hash']}): accuracy "
+                    f"{c['val_accuracy'][1]}, NLL {c['val_nll'][1]:.6f}"
+                    for c in reproduced
+                )
+                + ".",
+                "",
+            ]
+            if reproduced
+            else []
+        ),
+        "| model | lr | warm-up steps | val accuracy | val NLL | train s | selected |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         chosen = "**yes**" if best[r["model"]] is r else ""
-        lines.append(f"| {r['model']} | {r['lr']:g} | {r['warmup_steps']} | {r['val_accuracy']:.4f} | {r['val_nll']:.4f} | "
-                     f"{r['train_seconds']:.0f} | {chosen} |")
+        lines.append(
+            f"| {r['model']} | {r['lr']:g} | {r['warmup_steps']} | {r['val_accuracy']:.4f} | {r['val_nll']:.4f} | "
+            f"{r['train_seconds']:.0f} | {chosen} |"
+        )
     (out / f"{profile}-grid.md").write_text("\n".join(lines) + "\n")
 
 
@@ -155,8 +202,11 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "fixtures")
     args = p.parse_args()
     models = args.models or load_profile(args.profile).references
-    logged = [json.loads(line) for line in args.log.read_text().splitlines() if line.strip()] \
-        if args.log and args.log.is_file() else []
+    logged = (
+        [json.loads(line) for line in args.log.read_text().splitlines() if line.strip()]
+        if args.log and args.log.is_file()
+        else []
+    )
     rows: list[dict] = []
     score = functools.partial(_score, args.cache or default_cache_dir())
 
@@ -183,8 +233,16 @@ def main() -> None:
             break
         run([(m, lr, w) for m, lr in beyond.items() for w in args.warmup_steps])
     threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.workers))
-    write(args.profile, rows, args.lr, args.warmup_steps, args.out,
-          reproduce(args.profile, rows, args.workers, args.threads), workers=args.workers, threads=threads)
+    write(
+        args.profile,
+        rows,
+        args.lr,
+        args.warmup_steps,
+        args.out,
+        reproduce(args.profile, rows, args.workers, args.threads),
+        workers=args.workers,
+        threads=threads,
+    )
 
 
 if __name__ == "__main__":

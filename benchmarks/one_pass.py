@@ -8,6 +8,7 @@ baseline / one pass. Writes ``benchmarks/results/one_pass.json``.
 
     python benchmarks/one_pass.py [--images 512] [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,15 +18,19 @@ from pathlib import Path
 
 import torch
 
-from model_props.anatomy import anatomy
-from model_props.capture import capture
+from model_props.anatomy import anatomy, capture
+from model_props.cache import default_cache_dir
 from model_props.data import load_dataset
 from model_props.measures import (
-    MinibatchCKA, attention_distance, feature_variance, high_frequency, measure_units, skip_norm_ratio,
+    MinibatchCKA,
+    attention_distance,
+    feature_variance,
+    high_frequency,
+    measure_units,
+    skip_norm_ratio,
 )
 from model_props.provenance import provenance
-from model_props.recipes import load_profile
-from model_props.cache import default_cache_dir
+from model_props.training.profiles import load_profile
 from model_props.zoo import build_model
 
 OUT = Path(__file__).resolve().parent / "results" / "one_pass.json"
@@ -76,11 +81,26 @@ def main() -> None:
             times["one_pass_per_measure"].append(time.perf_counter() - start)
         best = {k: min(v) for k, v in times.items()}
         rows[name] = {**best, "ratio": best["one_pass_per_measure"] / best["one_pass"], "runs": times}
-        print(f"{name}: one pass {best['one_pass']:.2f} s, one pass per measure {best['one_pass_per_measure']:.2f} s, "
-              f"ratio {rows[name]['ratio']:.2f}", flush=True)
+        print(
+            f"{name}: one pass {best['one_pass']:.2f} s, one pass per measure {best['one_pass_per_measure']:.2f} s, "
+            f"ratio {rows[name]['ratio']:.2f}",
+            flush=True,
+        )
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"images": args.images, "batch_size": batch, "repeats": args.repeats, "models": rows,
-                               "provenance": provenance(), "threads": torch.get_num_threads()}, indent=1) + "\n")
+    OUT.write_text(
+        json.dumps(
+            {
+                "images": args.images,
+                "batch_size": batch,
+                "repeats": args.repeats,
+                "models": rows,
+                "provenance": provenance(),
+                "threads": torch.get_num_threads(),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
     python benchmarks/run_times.py parallel           # -n 0 vs -n 2 (loadgroup) on a warm cache
     python benchmarks/run_times.py remeasure --subset EXPR   # -n 0 vs -n 2, measuring EXPR's claims afresh
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,13 @@ OUT = ROOT / "benchmarks" / "results" / "run_times.json"
 def run(args: list[str], cache: Path) -> dict:
     env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - start
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
@@ -40,12 +46,17 @@ def run(args: list[str], cache: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", nargs="+", choices=["cold", "warm", "parallel", "remeasure"])
-    p.add_argument("--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE")
+    p.add_argument(
+        "--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE"
+    )
     p.add_argument("--subset", default="", help="a -k expression to time a part of the suite")
     args = p.parse_args()
     results = json.loads(OUT.read_text()) if OUT.is_file() else {}
-    cache = args.cache or (Path(tempfile.mkdtemp(prefix="model-props-bench-")) if "cold" in args.what
-                           else Path(os.environ.get("MODEL_PROPS_CACHE", Path.home() / ".cache" / "model-props")))
+    cache = args.cache or (
+        Path(tempfile.mkdtemp(prefix="model-props-bench-"))
+        if "cold" in args.what
+        else Path(os.environ.get("MODEL_PROPS_CACHE", Path.home() / ".cache" / "model-props"))
+    )
     subset = ["-k", args.subset] if args.subset else []
     if "cold" in args.what:
         results["cold"] = run(subset, cache)
@@ -57,8 +68,11 @@ def main() -> None:
         if label in args.what:
             serial = run([*subset, *extra, "-n", "0"], cache)
             parallel = run([*subset, *extra, "-n", "2", "--dist", "loadgroup"], cache)
-            results[label] = {"serial": serial, "n2": parallel,
-                              "ratio_n2_over_serial": round(parallel["seconds"] / serial["seconds"], 2)}
+            results[label] = {
+                "serial": serial,
+                "n2": parallel,
+                "ratio_n2_over_serial": round(parallel["seconds"] / serial["seconds"], 2),
+            }
     results["provenance"] = provenance()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=1) + "\n")

@@ -2,7 +2,14 @@
 
 The public names below are imported lazily, so that loading the pytest plugin (or ``--help``) does not
 import torch.
+
+Layers, lowest first (each subpackage's ``__init__`` says what it owns and what it may import; a test checks
+the import graph): the foundation (:mod:`.errors`, :mod:`.provenance`, :mod:`.cache`) < :mod:`.zoo` |
+:mod:`.data` < :mod:`.anatomy` | :mod:`.measures` | :mod:`.training` < :mod:`.measurements` < :mod:`.claims`
+< :mod:`.reporting` | :mod:`.gate` | :mod:`.session` < :mod:`.testing` | :mod:`.plugin` | :mod:`.cli` |
+:mod:`.suite`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -15,16 +22,16 @@ _EXPORTS = {
     "build_model": "zoo",
     "load_checkpoint": "zoo",
     "anatomy": "anatomy",
-    "capture": "capture",
+    "capture": "anatomy",
     "load_dataset": "data",
-    "get_recipe": "recipes",
-    "list_recipes": "recipes",
-    "get_trained": "training",
+    "get_recipe": "training.profiles",
+    "list_recipes": "training.profiles",
+    "get_trained": "training.checkpoints",
     "Claim": "claims",
     "get_claim": "claims",
     "list_claims": "claims",
-    "evaluate_claim": "evaluation",
-    "measure_units": "measures",
+    "evaluate_claim": "claims",
+    "measure_units": "measurements.units",
 }
 
 __all__ = ["__version__", *_EXPORTS]

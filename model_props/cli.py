@@ -1,19 +1,21 @@
 """``model-props``: train or load the reference models, show anatomies and recipes, run the seed study.
 
-    model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N]
-    model-props anatomy NAME [--profile smoke]
-    model-props recipes [--profile smoke]
-    model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
-    model-props report [--results reports/allure-results] [--reports reports]
-    model-props coverage [--img-size 32] [--out benchmarks/results]
-    model-props claims
+model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N]
+model-props anatomy NAME [--profile smoke]
+model-props recipes [--profile smoke]
+model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
+model-props report [--results reports/allure-results] [--reports reports]
+model-props coverage [--img-size 32] [--out benchmarks/results]
+model-props claims
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .errors import ModelPropsError
 
@@ -22,23 +24,25 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="model-props", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--profile", default=None, help="recipe profile (default: smoke)")
-    common.add_argument("--recipes", type=Path, default=None, help="a folder of your own profiles (<profile>.toml)")
-    common.add_argument("--cache", type=Path, default=None, help="default: $MODEL_PROPS_CACHE or ~/.cache/model-props")
-    common.add_argument("--data-root", type=Path, default=None)
-    common.add_argument("--device", default=None)
+    _add_options(common, "common")
     t = sub.add_parser("train", parents=[common], help="train (or load from the cache) the reference models")
-    t.add_argument("--model", action="append", default=[], help="also a user model spec or a variant recipe (repeatable)")
-    t.add_argument("--train-seed", type=int, default=None, help="train with this seed instead of each recipe's own")
+    _add_options(t, "train")
     a = sub.add_parser("anatomy", parents=[common], help="print a model's units")
     a.add_argument("name")
     sub.add_parser("recipes", parents=[common], help="list the profile's recipes")
-    s = sub.add_parser("seed-study", parents=[common],
-                       help="train every recipe with several seeds, run the claim suite on each, write <profile>-seeds.json/.md")
+    s = sub.add_parser(
+        "seed-study",
+        parents=[common],
+        help="train every recipe with several seeds, run the claim suite on each, write <profile>-seeds.json/.md",
+    )
     s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
-    s.add_argument("--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)")
-    c = sub.add_parser("coverage", help="map the smallest model of every timm architecture module and check each anatomy")
+    s.add_argument(
+        "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
+    )
+    c = sub.add_parser(
+        "coverage", help="map the smallest model of every timm architecture module and check each anatomy"
+    )
     c.add_argument("--img-size", type=int, default=32)
     c.add_argument("--modules", nargs="*", default=None, help="default: every timm architecture module")
     c.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -49,20 +53,39 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_options(parser: argparse.ArgumentParser, where: str) -> None:
+    """The flags of the declared session options that ``where`` ('common' or 'train') takes."""
+    from .session.options import OPTIONS
+
+    for o in OPTIONS:
+        flag = o.flag  # None only for an option that is no CLI flag (o.cli is None)
+        if o.cli == where and flag is not None:
+            kwargs: dict[str, Any] = {"type": o.arg_type} if o.arg_type is not None else {}
+            parser.add_argument(
+                flag,
+                dest=o.name,
+                action=o.action,
+                default=[] if o.action == "append" else None,
+                metavar=o.metavar,
+                help=o.cli_help or o.help,
+                **kwargs,
+            )
+
+
 def _settings(args: argparse.Namespace):
-    from .config import Settings, read_table
+    from .session.options import OPTIONS, read_table
+    from .session.settings import Settings
 
     pyproject = Path.cwd() / "pyproject.toml"
-    cli = {"profile": args.profile, "recipes_dir": args.recipes, "cache": args.cache, "data_root": args.data_root,
-           "device": args.device, "train_seed": getattr(args, "train_seed", None), "progress": sys.stderr.isatty()}
-    return Settings.resolve(read_table(pyproject), pyproject.parent, cli)
+    cli = {o.name: getattr(args, o.name, None) for o in OPTIONS if o.cli == "common" or o.name == "train_seed"}
+    return Settings.resolve(read_table(pyproject), pyproject.parent, {**cli, "progress": sys.stderr.isatty()})
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "report":
-            from .html_report import generate_html
+            from .reporting.html import generate_html
 
             print(generate_html(args.results, args.reports))
             return 0
@@ -72,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             print(catalogue_markdown(), end="")
             return 0
         if args.command == "coverage":
-            from .coverage import coverage, write_coverage
+            from .anatomy.coverage import coverage, write_coverage
 
             print(write_coverage(coverage(args.img_size, args.modules), args.img_size, args.out))
             return 0
@@ -80,39 +103,49 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "recipes":
             for name, r in settings.profile_data.recipes.items():
                 budget = f"{r.steps} steps" if r.steps is not None else f"{r.epochs:g} epochs"
-                print(f"{name:12s} {r.model or '(user model)':10s} {r.dataset:10s} {budget:>12s}  lr {r.lr:<8g} {r.description}")
+                print(
+                    f"{name:12s} {r.model or '(user model)':10s} {r.dataset:10s} {budget:>12s}  lr {r.lr:<8g} {r.description}"
+                )
         elif args.command == "anatomy":
             from .anatomy import anatomy
-            from .store import ModelStore
+            from .session.store import ModelStore
             from .zoo import build_model
 
             store = ModelStore(settings)
             recipe = store.profile.recipes.get(args.name)
             data = store.dataset()
-            model = build_model(recipe.model if recipe else args.name, num_classes=data.num_classes,
-                                img_size=data.image_size, arch_kwargs=recipe.arch if recipe else {})
+            model = build_model(
+                recipe.model if recipe else args.name,
+                num_classes=data.num_classes,
+                img_size=data.image_size,
+                arch_kwargs=recipe.arch if recipe else {},
+            )
             print(anatomy(model))
         elif args.command == "seed-study":
-            from .study import run_study
+            from .session.study import run_study
 
             run_study(settings, seeds=args.seeds, workers=args.workers, out=args.out)
         else:
-            from .store import ModelStore
+            from .session.store import ModelStore
             from .zoo import parse_spec
 
             store = ModelStore(settings)
-            for spec in args.model:
+            for spec in args.models:
                 if spec not in store.profile.recipes:
                     parse_spec(spec)
             start = time.perf_counter()
-            names = store.profile.references + args.model
-            print(f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source")
+            names = store.profile.references + args.models
+            print(
+                f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source"
+            )
             for name in names:
                 m = store.get(name)
-                print(f"{name:24s} {m.parameters:9d} {m.metrics.get('val_accuracy', float('nan')):8.3f} "
-                      f"{m.metrics['test_accuracy']:9.3f} {m.metrics['test_nll']:9.3f} "
-                      f"{m.metrics.get('train_seconds', float('nan')):8.1f}  {'cache' if m.from_cache else 'trained now'}",
-                      flush=True)
+                print(
+                    f"{name:24s} {m.parameters:9d} {m.metrics.get('val_accuracy', float('nan')):8.3f} "
+                    f"{m.metrics['test_accuracy']:9.3f} {m.metrics['test_nll']:9.3f} "
+                    f"{m.metrics.get('train_seconds', float('nan')):8.1f}  {'cache' if m.from_cache else 'trained now'}",
+                    flush=True,
+                )
             print(f"done in {time.perf_counter() - start:.1f} s (cache: {settings.cache_dir})")
     except ModelPropsError as exc:
         print(f"model-props: error: {exc}", file=sys.stderr)

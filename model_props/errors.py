@@ -3,6 +3,7 @@
 Every message names the bad value, what was expected and, where there is a closed set, the valid choices,
 so that a user sees one line instead of a deep traceback.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

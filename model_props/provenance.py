@@ -3,6 +3,7 @@
 Every cache sidecar and ``summary.json`` records :func:`provenance`, so that a number can be traced and a
 gate's baseline checked for comparability (same package, torch, timm and numpy versions).
 """
+
 from __future__ import annotations
 
 import functools
@@ -44,9 +45,14 @@ def machine(device: str = "cpu") -> dict[str, Any]:
     """The machine a number was produced on: OS, CPU model, cores, torch threads and the device."""
     import torch
 
-    info: dict[str, Any] = {"platform": platform.platform(), "python": platform.python_version(),
-                            "cpu": _cpu_model(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                            "device": device}
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "device": device,
+    }
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(torch.device(device))
     return info

@@ -1,4 +1,13 @@
-"""The claim catalogue (design Sec. 7): one module per paper; ids are stable."""
+"""Claims: published findings as data, their evaluation, statistics and expectations (design Sec. 7).
+
+Owns the :class:`Claim` / :class:`Part` dataclasses (:mod:`.base`), the catalogue (one module per paper; ids
+are stable), bootstrap statistics and decisions (:mod:`.stats`), claim x model -> verdict
+(:mod:`.evaluation`) and the expectations the profile's seed study sets (:mod:`.expectations`).
+
+May import: :mod:`model_props.measurements`, :mod:`model_props.measures`, :mod:`model_props.anatomy`,
+:mod:`model_props.training` and the layers beneath them.
+"""
+
 from __future__ import annotations
 
 import fnmatch
@@ -6,11 +15,24 @@ import fnmatch
 from ..errors import ModelPropsError, choices
 from . import park2022, park2022_landscape, park2022_robustness, raghu2021
 from .base import Claim, Paper, Part
+from .evaluation import ClaimOutcome, PartOutcome, evaluate_claim
 
-__all__ = ["Claim", "Paper", "Part", "CLAIMS", "get_claim", "list_claims", "catalogue_markdown"]
+__all__ = [
+    "Claim",
+    "Paper",
+    "Part",
+    "CLAIMS",
+    "get_claim",
+    "list_claims",
+    "catalogue_markdown",
+    "evaluate_claim",
+    "ClaimOutcome",
+    "PartOutcome",
+]
 
-CLAIMS: dict[str, Claim] = {c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *park2022_robustness.CLAIMS,
-                                         *raghu2021.CLAIMS)}
+CLAIMS: dict[str, Claim] = {
+    c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *park2022_robustness.CLAIMS, *raghu2021.CLAIMS)
+}
 
 
 def get_claim(claim_id: str) -> Claim:
@@ -29,10 +51,13 @@ def catalogue_markdown() -> str:
     section, statement, and each part's decision rule."""
     lines = ["| # | claim | paper, section | statement | decision rules (each must hold) |", "|---|---|---|---|---|"]
     for c in list_claims():
+
         def cell(text: str) -> str:
             return text.replace("|", "\\|")
 
         rules = "<br>".join(f"`{p.name}`: {cell(p.rule)}" for p in c.parts)
         scope = f" Runs on {', '.join(c.models)}." if c.models else ""
-        lines.append(f"| {c.number} | `{c.id}` | {c.paper.citation}, {cell(c.section)} | {cell(c.statement)}{scope} | {rules} |")
+        lines.append(
+            f"| {c.number} | `{c.id}` | {c.paper.citation}, {cell(c.section)} | {cell(c.statement)}{scope} | {rules} |"
+        )
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
 A claim has one or more :class:`Part` s. A part is a decision rule ``statistic <direction> threshold`` at a
 confidence level, where the statistic is computed from one measurement report (``report``: unit maps,
-Hessian spectrum, fit, ...; see :mod:`model_props.measurements`) of a model at a named checkpoint, on a
+Hessian spectrum, fit, ...; see :mod:`model_props.measurements.registry`) of a model at a named checkpoint, on a
 resample of the report's sampling units (``sampling``: images, mini-batches, ...). The statistic is read on
 the model under test, or on a named recipe of the profile (``subject``, e.g. the variant ``vit_gap``); a part
 with ``versus`` compares with another named model (two-sample bootstrap): stat(subject) - stat(versus).
@@ -11,9 +11,10 @@ only, and is skipped with that reason for any other model.
 
 Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
 (the missing trait), which becomes the skip reason. Whether a finding replicates at a profile's scale is not
-written here but measured: the profile's seed study (:mod:`model_props.study`) marks known failures and
+written here but measured: the profile's seed study (:mod:`.expectations`) marks known failures and
 seed-dependent verdicts, citing the claim's ``evidence`` (what the paper shows, and on what).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,15 +27,26 @@ import numpy as np
 
 from ..anatomy import Anatomy, Unit, UnitKind
 from ..errors import NotApplicable
-from ..measurements import ReportKind
-from ..measures import UnitReport
-from ..stats import Direction
+from ..measurements.registry import ReportKind
+from ..measurements.units import UnitReport
+from .stats import Direction
 
-__all__ = ["Paper", "Part", "Claim", "Applies", "Statistic", "needs_kinds", "needs_traits", "needs_cls",
-           "mean_effect", "Measurement"]
+__all__ = [
+    "Paper",
+    "Part",
+    "Claim",
+    "Applies",
+    "Statistic",
+    "needs_kinds",
+    "needs_traits",
+    "needs_cls",
+    "mean_effect",
+    "Measurement",
+]
 
-Measurement = Literal["fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption",
-                      "attack", "lesion"]  # what the claim's figure shows
+Measurement = Literal[
+    "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion"
+]  # what the claim's figure shows
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
 Statistic = Callable[[Any, np.ndarray], float]  # (report, resampled indices of its sampling units) -> number
@@ -108,8 +120,20 @@ class Claim:
 
     def fingerprint(self) -> str:
         """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""
-        rules = [(p.name, p.statistic_name, p.direction, p.threshold, p.versus, p.sampling, p.report, p.checkpoint,
-                  p.subject) for p in self.parts]
+        rules = [
+            (
+                p.name,
+                p.statistic_name,
+                p.direction,
+                p.threshold,
+                p.versus,
+                p.sampling,
+                p.report,
+                p.checkpoint,
+                p.subject,
+            )
+            for p in self.parts
+        ]
         return hashlib.sha256(json.dumps([self.id, self.level, rules]).encode()).hexdigest()[:12]
 
     @property
@@ -122,8 +146,10 @@ class Claim:
         """Why the claim does not apply to ``model`` with this anatomy, or None if it does. ``recipes`` (the
         profile's recipe names) checks that the models the parts name exist."""
         if self.models is not None and model is not None and model not in self.models:
-            return (f"it compares the profile's models {', '.join(self.named_models)} and runs on the reference "
-                    f"{' or '.join(repr(m) for m in self.models)} only")
+            return (
+                f"it compares the profile's models {', '.join(self.named_models)} and runs on the reference "
+                f"{' or '.join(repr(m) for m in self.models)} only"
+            )
         if recipes is not None:
             missing = [n for n in self.named_models if n not in recipes]
             if missing:
@@ -139,6 +165,7 @@ def needs_kinds(*kinds: UnitKind) -> Applies:
         if anat.of_kind(*kinds):
             return None
         return f"{anat.family} has no {' or '.join(kinds)} units"
+
     return check
 
 
@@ -149,6 +176,7 @@ def needs_traits(*, any_of: tuple[str, ...] = (), none_of: tuple[str, ...] = ())
         if anat.traits & set(none_of):
             return f"{anat.family} has {' and '.join(sorted(anat.traits & set(none_of)))}"
         return None
+
     return check
 
 
@@ -171,6 +199,7 @@ def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[
     """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
     value(before unit), over the units whose maps are large enough to measure (before and after). A model with
     no such unit raises :class:`NotApplicable`: the part is skipped with that reason."""
+
     def stat(report: UnitReport, idx: np.ndarray) -> float:
         cols = unit_columns(report, select)
         if not cols:
@@ -179,8 +208,11 @@ def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[
         ok = measured_units(values)
         measured = [c for c in cols if ok[c] and ok[c - 1]]
         if not measured:
-            measure = "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
+            measure = (
+                "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
+            )
             raise NotApplicable(f"the maps of its {what} are too small to measure their {measure}")
         values = values[idx]
         return float(np.mean(values[:, measured] - values[:, [c - 1 for c in measured]]))
+
     return stat

@@ -1,10 +1,11 @@
 """Claims of Park & Kim, "How Do Vision Transformers Work?" (ICLR 2022), catalogue numbers 8, 9, 10, 12."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import NotApplicable
-from ..measures import UnitReport
+from ..measurements.units import UnitReport
 from .base import Claim, Paper, Part, mean_effect, measured_units, needs_kinds, needs_traits
 
 PAPER = Paper(
@@ -22,8 +23,11 @@ def _stage_end_drop(report: UnitReport, idx: np.ndarray) -> float:
     values = report.variance[idx]
     stages = [u.stage for u in report.units]
     ok = measured_units(report.variance)
-    drops = [values[:, i] - values[:, i + 1] for i in range(len(stages) - 1)
-             if stages[i + 1] != stages[i] and ok[i] and ok[i + 1]]
+    drops = [
+        values[:, i] - values[:, i + 1]
+        for i in range(len(stages) - 1)
+        if stages[i + 1] != stages[i] and ok[i] and ok[i + 1]
+    ]
     if not drops:
         raise NotApplicable("the model has no stage boundary between maps of more than one position")
     return float(np.mean(drops))
@@ -52,7 +56,11 @@ _LATER_MSA = Part(
     statistic_name="mean ΔlogA(hf) change over MSA units with depth >= 0.5",
     statistic=mean_effect("high_freq", lambda u: u.kind == "msa" and u.depth >= 0.5, "MSA units in its later half"),
     direction="less",
-    applies=lambda a: None if any(u.kind == "msa" and u.depth >= 0.5 for u in a.units) else f"{a.family} has no MSA units in its later half",
+    applies=lambda a: (
+        None
+        if any(u.kind == "msa" and u.depth >= 0.5 for u in a.units)
+        else f"{a.family} has no MSA units in its later half"
+    ),
 )
 
 MSA_LOWPASS = Claim(
@@ -61,9 +69,9 @@ MSA_LOWPASS = Claim(
     paper=PAPER,
     section="Sec. 3.1, Fig. 2a and Fig. 8: MSAs are low-pass filters",
     statement="MSAs reduce high-frequency signals: in the later half of the network, MSA units lower the "
-              "high-frequency Δlog-amplitude of the feature map.",
+    "high-frequency Δlog-amplitude of the feature map.",
     units="MSA units with normalised depth >= 0.5; the change of ΔlogA at the highest diagonal frequency "
-          "from the state before the unit to the state after it",
+    "from the state before the unit to the state after it",
     evidence="Park & Kim Fig. 8 (ImageNet ViT-Ti at 224 px): every MSA lowers the high-frequency Δlog-amplitude",
     measurement="fourier",
     parts=(_LATER_MSA,),
@@ -77,18 +85,23 @@ CONV_MLP_HIGHPASS = Claim(
     paper=PAPER,
     section="Sec. 3.1, Fig. 2a and Fig. 8: Convs (and MLPs) are high-pass filters",
     statement="Convs and MLPs amplify high-frequency signals: conv and MLP units raise the high-frequency "
-              "Δlog-amplitude of the feature map.",
+    "Δlog-amplitude of the feature map.",
     units="conv units that do not subsample, and MLP units, at every depth (subsampling layers are the "
-          "paper's exception: they cut high frequencies)",
+    "paper's exception: they cut high frequencies)",
     evidence="Park & Kim Fig. 2a and 8 (ImageNet ResNet-50 and ViT-Ti at 224 px): conv blocks and MLPs raise the high-frequency Δlog-amplitude",
     measurement="fourier",
-    parts=(Part(
-        name="conv-mlp",
-        statistic_name="mean ΔlogA(hf) change over non-subsampling conv and MLP units",
-        statistic=mean_effect("high_freq", lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
-                              "non-subsampling conv or MLP units"),
-        direction="greater",
-    ),),
+    parts=(
+        Part(
+            name="conv-mlp",
+            statistic_name="mean ΔlogA(hf) change over non-subsampling conv and MLP units",
+            statistic=mean_effect(
+                "high_freq",
+                lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
+                "non-subsampling conv or MLP units",
+            ),
+            direction="greater",
+        ),
+    ),
     applies=needs_kinds("conv", "mlp"),
     severity="critical",
 )
@@ -99,9 +112,9 @@ MSA_REDUCES_VARIANCE = Claim(
     paper=PAPER,
     section="Sec. 3.2, Fig. 9: MSAs reduce feature-map variance",
     statement="MSAs reduce the variance of feature maps and conv/MLP units increase it; in a CNN the variance "
-              "accumulates within a stage and peaks at its end.",
+    "accumulates within a stage and peaks at its end.",
     units="MSA units; non-subsampling conv and MLP units; for pure conv networks, the last unit of each stage "
-          "against the first unit of the next",
+    "against the first unit of the next",
     evidence="Park & Kim Fig. 9 (CIFAR-100 ResNet-50 and ViT-Ti, fully trained): MSAs lower the feature-map variance, convs and MLPs raise it, and ResNet's variance peaks at the end of each stage",
     measurement="variance",
     parts=(
@@ -115,8 +128,11 @@ MSA_REDUCES_VARIANCE = Claim(
         Part(
             name="conv-mlp",
             statistic_name="mean feature-variance change over non-subsampling conv and MLP units",
-            statistic=mean_effect("variance", lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
-                                  "non-subsampling conv or MLP units"),
+            statistic=mean_effect(
+                "variance",
+                lambda u: u.kind in ("conv", "mlp") and not u.subsamples,
+                "non-subsampling conv or MLP units",
+            ),
             direction="greater",
             applies=needs_kinds("conv", "mlp"),
         ),
@@ -137,10 +153,10 @@ MULTISTAGE_BLOCK_CKA = Claim(
     paper=PAPER,
     section="Sec. 4.1 and App. D.3, CKA: multi-stage models behave like a series of small models",
     statement="Multi-stage models show block structure in CKA similarity (units of a stage resemble each other "
-              "more than units of other stages); ViT's representations are uniform across depth "
-              "(also Raghu et al. 2021, Fig. 1).",
+    "more than units of other stages); ViT's representations are uniform across depth "
+    "(also Raghu et al. 2021, Fig. 1).",
     units="all units except the head. Multi-stage models: unit pairs within a stage vs across stages. "
-          "Single-stage ViTs: the lowest third of depth against the highest third, compared with ResNet",
+    "Single-stage ViTs: the lowest third of depth against the highest third, compared with ResNet",
     evidence="Park & Kim App. D.3 and Raghu et al. Fig. 1 (ViT and ResNet on ImageNet/JFT): multi-stage models show CKA block structure, ViT is uniform across depth",
     measurement="cka",
     parts=(

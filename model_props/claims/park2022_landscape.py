@@ -7,6 +7,7 @@ NEP = fraction of negative eigenvalues, APE = mean positive eigenvalue. Fit part
 the final checkpoints and bootstrap over test images. Comparisons of variants name the recipes they read
 and run on the reference they vary.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,17 +36,35 @@ def _negative_magnitude(report: Any, batches: np.ndarray) -> float:
 
 
 def _spectral(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
-    return Part(name=name, statistic_name=statistic_name, statistic=statistic, direction=direction, report="spectrum",
-                checkpoint="warmup", sampling="batches", **kw)
+    return Part(
+        name=name,
+        statistic_name=statistic_name,
+        statistic=statistic,
+        direction=direction,
+        report="spectrum",
+        checkpoint="warmup",
+        sampling="batches",
+        **kw,
+    )
 
 
 def _fit(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
-    return Part(name=name, statistic_name=statistic_name, statistic=statistic, direction=direction, report="fit",
-                checkpoint="final", sampling="images", **kw)
+    return Part(
+        name=name,
+        statistic_name=statistic_name,
+        statistic=statistic,
+        direction=direction,
+        report="fit",
+        checkpoint="final",
+        sampling="images",
+        **kw,
+    )
 
 
-SPECTRUM_UNITS = ("top-5 Hessian eigenvalues by magnitude of the training loss (NLL + weight decay) on augmented "
-                  "training mini-batches, model in eval mode, at the end of warm-up; pooled over mini-batches")
+SPECTRUM_UNITS = (
+    "top-5 Hessian eigenvalues by magnitude of the training loss (NLL + weight decay) on augmented "
+    "training mini-batches, model in eval mode, at the end of warm-up; pooled over mini-batches"
+)
 
 MSA_FLATTENS_LOSS = Claim(
     id="park2022.msa-flattens-loss",
@@ -53,10 +72,10 @@ MSA_FLATTENS_LOSS = Claim(
     paper=PAPER,
     section="Sec. 3.3, Fig. 1c and Fig. 4: MSAs flatten the loss landscape",
     statement="MSAs flatten the loss landscape: at the end of warm-up, a model with MSAs has smaller positive "
-              "Hessian eigenvalues than ResNet (APE(model) < APE(ResNet)).",
+    "Hessian eigenvalues than ResNet (APE(model) < APE(ResNet)).",
     units=f"{SPECTRUM_UNITS}; the model against ResNet",
     evidence="Park & Kim Fig. 1c and 4 (CIFAR-100 ViT-Ti vs ResNet-50 at the end of warm-up): ViT's positive "
-             "eigenvalues peak around 20-80, ResNet's spread over 200-800",
+    "eigenvalues peak around 20-80, ResNet's spread over 200-800",
     measurement="spectrum",
     parts=(_spectral("ape-vs-resnet", APE, _ape, "less", versus="resnet"),),
     applies=needs_kinds("msa"),
@@ -69,10 +88,10 @@ VIT_NONCONVEX = Claim(
     paper=PAPER,
     section="Sec. 3.3, Fig. 4: ViT's loss is non-convex early in training",
     statement="ViT's loss landscape is non-convex and ResNet's nearly convex: at the end of warm-up, ViT has a "
-              "larger fraction of negative Hessian eigenvalues than ResNet (NEP(ViT) > NEP(ResNet)).",
+    "larger fraction of negative Hessian eigenvalues than ResNet (NEP(ViT) > NEP(ResNet)).",
     units=f"{SPECTRUM_UNITS}; single-stage global-attention models against ResNet",
     evidence="Park & Kim Fig. 4 (CIFAR-100 ViT-Ti vs ResNet-50 at the end of warm-up): ViT has a clear mass of "
-             "negative eigenvalues around -25 to -30, ResNet almost none",
+    "negative eigenvalues around -25 to -30, ResNet almost none",
     measurement="spectrum",
     parts=(_spectral("nep-vs-resnet", NEP, _nep, "greater", versus="resnet"),),
     applies=needs_traits(any_of=("global_msa",), none_of=("multi_stage", "conv")),
@@ -85,10 +104,10 @@ LESS_DATA_NONCONVEX = Claim(
     paper=PAPER,
     section="Sec. 3.3, Fig. 4: less data, more non-convexity",
     statement="Trained on a small fraction of the data (the same number of optimizer steps), ViT has more negative "
-              "Hessian eigenvalues: NEP(ViT on a small subset) > NEP(ViT on all data).",
+    "Hessian eigenvalues: NEP(ViT on a small subset) > NEP(ViT on all data).",
     units=f"{SPECTRUM_UNITS}; the ViT trained on 6.25 % of the training data (vit_small) against the ViT",
     evidence="Park & Kim Fig. 4 (CIFAR-100 ViT-Ti on 6 % of the data vs all of it, end of warm-up): the small-data "
-             "ViT has a larger negative mass",
+    "ViT has a larger negative mass",
     measurement="spectrum",
     parts=(_spectral("nep-small-data", NEP, _nep, "greater", subject="vit_small", versus="vit"),),
     applies=needs_kinds("msa"),
@@ -101,10 +120,10 @@ GAP_CONVEXIFIES = Claim(
     paper=PAPER,
     section="Sec. 3.3 and App. C: a GAP head suppresses negative eigenvalues",
     statement="Replacing the CLS token by global average pooling suppresses negative Hessian eigenvalues: "
-              "NEP(ViT-GAP) < NEP(ViT-CLS).",
+    "NEP(ViT-GAP) < NEP(ViT-CLS).",
     units=f"{SPECTRUM_UNITS}; the ViT with a GAP head (vit_gap) against the CLS ViT",
     evidence="Park & Kim Sec. 3.3 / App. C (CIFAR-100 ViT-Ti, end of warm-up): GAP classifiers have fewer "
-             "negative eigenvalues than CLS classifiers",
+    "negative eigenvalues than CLS classifiers",
     measurement="spectrum",
     parts=(_spectral("nep-gap", NEP, _nep, "less", subject="vit_gap", versus="vit"),),
     applies=needs_kinds("msa"),
@@ -117,16 +136,28 @@ MULTISTAGE_LOCAL_FLATTEN = Claim(
     paper=PAPER,
     section="Sec. 3.3, Fig. 4 and App. C: multi-stage and local MSAs suppress negative eigenvalues",
     statement="Multi-stage architectures (PiT) suppress negative Hessian eigenvalues compared with ViT, and local "
-              "MSAs (Swin) shrink their magnitude.",
+    "MSAs (Swin) shrink their magnitude.",
     units=f"{SPECTRUM_UNITS}; multi-stage global-attention models and local-attention models against the ViT",
     evidence="Park & Kim Fig. 4 and App. C (CIFAR-100 PiT-Ti and Swin-Ti vs ViT-Ti, end of warm-up): PiT has fewer "
-             "negative eigenvalues than ViT, Swin's negative eigenvalues are smaller in magnitude",
+    "negative eigenvalues than ViT, Swin's negative eigenvalues are smaller in magnitude",
     measurement="spectrum",
     parts=(
-        _spectral("nep-multistage", NEP, _nep, "less", versus="vit",
-                  applies=needs_traits(any_of=("multi_stage",), none_of=("local_msa", "conv"))),
-        _spectral("negative-magnitude-local", NEG, _negative_magnitude, "less", versus="vit",
-                  applies=needs_traits(any_of=("local_msa",))),
+        _spectral(
+            "nep-multistage",
+            NEP,
+            _nep,
+            "less",
+            versus="vit",
+            applies=needs_traits(any_of=("multi_stage",), none_of=("local_msa", "conv")),
+        ),
+        _spectral(
+            "negative-magnitude-local",
+            NEG,
+            _negative_magnitude,
+            "less",
+            versus="vit",
+            applies=needs_traits(any_of=("local_msa",)),
+        ),
     ),
     applies=needs_kinds("msa"),
 )
@@ -137,10 +168,10 @@ HEADS_CONVEXIFY = Claim(
     paper=PAPER,
     section="Sec. 3.3 and App. C: more heads convexify and flatten the loss",
     statement="More attention heads (the same width) give fewer negative and smaller positive Hessian "
-              "eigenvalues: NEP and APE of ViT with 3 heads are below those of ViT with 1 head.",
+    "eigenvalues: NEP and APE of ViT with 3 heads are below those of ViT with 1 head.",
     units=f"{SPECTRUM_UNITS}; the 3-head ViT against the 1-head ViT of the same width (vit_1head)",
     evidence="Park & Kim App. C (CIFAR-100 ViTs with 1 to 12 heads, end of warm-up): more heads reduce the "
-             "negative and the positive eigenvalues",
+    "negative and the positive eigenvalues",
     measurement="spectrum",
     parts=(
         _spectral("nep-heads", NEP, _nep, "less", subject="vit", versus="vit_1head"),
@@ -156,15 +187,17 @@ SMOOTHING_HELPS = Claim(
     paper=PAPER,
     section="Blurs Behave like Ensembles (Park & Kim, ICML 2022), Fig. 2 and 4: spatial smoothing",
     statement="Spatial smoothing (a blur before every subsampling) improves accuracy, NLL and calibration and "
-              "flattens the loss: ResNet with smoothing beats ResNet on accuracy, NLL and ECE, and has a lower APE.",
+    "flattens the loss: ResNet with smoothing beats ResNet on accuracy, NLL and ECE, and has a lower APE.",
     units="test accuracy, NLL and ECE (10 bins) of the final checkpoints on test images; APE of the warm-up "
-          "checkpoints; ResNet with spatial smoothing (resnet_smooth) against ResNet",
+    "checkpoints; ResNet with spatial smoothing (resnet_smooth) against ResNet",
     evidence="Park & Kim, Blurs Behave like Ensembles, poster Fig. 2 and 4 (CIFAR-100 ResNet-18): smoothing raises "
-             "accuracy (77.9 -> 79.0 %), lowers NLL (0.886 -> 0.863) and ECE (5.1 -> 4.4 %) and shrinks the Hessian "
-             "eigenvalues",
+    "accuracy (77.9 -> 79.0 %), lowers NLL (0.886 -> 0.863) and ECE (5.1 -> 4.4 %) and shrinks the Hessian "
+    "eigenvalues",
     measurement="fit",
     parts=(
-        _fit("accuracy", "test accuracy", lambda r, i: r.accuracy(i), "greater", subject="resnet_smooth", versus="resnet"),
+        _fit(
+            "accuracy", "test accuracy", lambda r, i: r.accuracy(i), "greater", subject="resnet_smooth", versus="resnet"
+        ),
         _fit("nll", "test NLL", lambda r, i: r.nll(i), "less", subject="resnet_smooth", versus="resnet"),
         _fit("ece", "test ECE", lambda r, i: r.ece(i), "less", subject="resnet_smooth", versus="resnet"),
         _spectral("ape", APE, _ape, "less", subject="resnet_smooth", versus="resnet"),
@@ -179,10 +212,10 @@ PATCH_SIZE_TRADEOFF = Claim(
     paper=PAPER,
     section="App. C: patch size trades Hessian magnitude against negative eigenvalues",
     statement="Smaller patches shrink the Hessian eigenvalues but bring negative ones; larger patches suppress "
-              "negative eigenvalues but sharpen the loss: with patch 4 against patch 8, APE is lower and NEP higher.",
+    "negative eigenvalues but sharpen the loss: with patch 4 against patch 8, APE is lower and NEP higher.",
     units=f"{SPECTRUM_UNITS}; the base ViT (patch 4) against the patch-8 ViT (vit_p8)",
     evidence="Park & Kim App. C (CIFAR-100 ViTs with patch sizes 1 to 8, end of warm-up): small patches give small "
-             "eigenvalue magnitudes with negatives, large patches suppress negatives but sharpen the loss",
+    "eigenvalue magnitudes with negatives, large patches suppress negatives but sharpen the loss",
     measurement="spectrum",
     parts=(
         _spectral("ape-patch", APE, _ape, "less", subject="vit", versus="vit_p8"),
@@ -198,11 +231,11 @@ AUGMENTATION_HESSIAN_CALIBRATION = Claim(
     paper=PAPER,
     section="Sec. 3.3 and App. C: data augmentation flattens the loss and can harm calibration",
     statement="Data augmentation reduces the Hessian eigenvalue magnitudes, adding negative ones, and can harm "
-              "calibration: with augmentation, APE is lower, NEP higher and ECE higher than without.",
+    "calibration: with augmentation, APE is lower, NEP higher and ECE higher than without.",
     units=f"{SPECTRUM_UNITS}; ECE (10 bins) of the final checkpoints on test images; the ViT (crop and flip) "
-          "against the ViT trained without augmentation (vit_noaug)",
+    "against the ViT trained without augmentation (vit_noaug)",
     evidence="Park & Kim App. C (CIFAR-100 ViT-Ti with and without augmentation): augmentation reduces the "
-             "eigenvalue magnitudes, adds negative eigenvalues and can make the model underconfident",
+    "eigenvalue magnitudes, adds negative eigenvalues and can make the model underconfident",
     measurement="spectrum",
     parts=(
         _spectral("ape-augmentation", APE, _ape, "less", subject="vit", versus="vit_noaug"),
@@ -213,5 +246,14 @@ AUGMENTATION_HESSIAN_CALIBRATION = Claim(
     models=("vit",),
 )
 
-CLAIMS = (MSA_FLATTENS_LOSS, VIT_NONCONVEX, LESS_DATA_NONCONVEX, GAP_CONVEXIFIES, MULTISTAGE_LOCAL_FLATTEN,
-          HEADS_CONVEXIFY, SMOOTHING_HELPS, PATCH_SIZE_TRADEOFF, AUGMENTATION_HESSIAN_CALIBRATION)
+CLAIMS = (
+    MSA_FLATTENS_LOSS,
+    VIT_NONCONVEX,
+    LESS_DATA_NONCONVEX,
+    GAP_CONVEXIFIES,
+    MULTISTAGE_LOCAL_FLATTEN,
+    HEADS_CONVEXIFY,
+    SMOOTHING_HELPS,
+    PATCH_SIZE_TRADEOFF,
+    AUGMENTATION_HESSIAN_CALIBRATION,
+)

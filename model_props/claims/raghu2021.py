@@ -1,11 +1,12 @@
 """Claims of Raghu et al., "Do Vision Transformers See Like Convolutional Neural Networks?" (NeurIPS
 2021), catalogue numbers 17 and 18."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import NotApplicable
-from ..measures import UnitReport
+from ..measurements.units import UnitReport
 from .base import Claim, Paper, Part, needs_cls, needs_traits
 
 PAPER = Paper(
@@ -33,8 +34,11 @@ def _cls_minus_spatial(lower: bool):
         depth = np.array([u.depth for u in report.units])
         cols = ~np.isnan(report.skip_ratio_cls).all(axis=0) & ((depth < 0.5) if lower else (depth >= 0.5))
         if not cols.any():
-            raise NotApplicable(f"the model has no residual unit with a CLS token in its {'lower' if lower else 'upper'} half")
+            raise NotApplicable(
+                f"the model has no residual unit with a CLS token in its {'lower' if lower else 'upper'} half"
+            )
         return float((report.skip_ratio_cls[idx][:, cols] - report.skip_ratio[idx][:, cols]).mean())
+
     return stat
 
 
@@ -50,14 +54,20 @@ def _attention_halves(report: UnitReport) -> tuple[list[str], list[str]]:
 def _distance_growth(report: UnitReport, idx: np.ndarray) -> float:
     """Mean attention distance (over heads, queries, images) of upper-half MSAs minus lower-half MSAs."""
     lower, upper = _attention_halves(report)
-    def mean(ns): return float(np.mean([report.attention[n][idx].mean() for n in ns]))
+
+    def mean(ns):
+        return float(np.mean([report.attention[n][idx].mean() for n in ns]))
+
     return mean(upper) - mean(lower)
 
 
 def _head_spread_drop(report: UnitReport, idx: np.ndarray) -> float:
     """Spread of heads (std over heads of the image-mean distance) in the lower half minus the upper half."""
     lower, upper = _attention_halves(report)
-    def spread(ns): return float(np.mean([report.attention[n][idx].mean(axis=0).std() for n in ns]))
+
+    def spread(ns):
+        return float(np.mean([report.attention[n][idx].mean(axis=0).std() for n in ns]))
+
     return spread(lower) - spread(upper)
 
 
@@ -70,10 +80,10 @@ SKIP_DOMINATES = Claim(
     paper=PAPER,
     section="Sec. 5, Fig. 9 and Fig. 10: skip connections in ViT are highly influential",
     statement="ViT's skip connections dominate its residual units: the norm ratio ||x|| / ||f(x)|| is larger "
-              "than ResNet's. In lower layers only the CLS token has a high ratio; past about the middle of the "
-              "network the pattern reverses (spatial tokens high, CLS low).",
+    "than ResNet's. In lower layers only the CLS token has a high ratio; past about the middle of the "
+    "network the pattern reverses (spatial tokens high, CLS low).",
     units="every residual unit (MSA and MLP; ResNet's conv blocks); the CLS token measured apart from the "
-          "spatial tokens; lower half = normalised depth < 0.5",
+    "spatial tokens; lower half = normalised depth < 0.5",
     evidence="Raghu et al. Fig. 9-10 (ViT-B/32 and ResNet-50 on JFT-300M): ViT's skip-norm ratio exceeds ResNet's; the CLS token's ratio is high in lower layers and low past the middle",
     measurement="skip",
     parts=(
@@ -108,10 +118,10 @@ ATTENTION_DISTANCE_GROWS = Claim(
     paper=PAPER,
     section="Sec. 4, Fig. 3 and Fig. 4: local and global information in ViT's attention",
     statement="Lower ViT layers mix heads that attend locally and globally; higher layers attend globally, so "
-              "the mean attention distance grows with depth. With too little training data the lower layers "
-              "do not learn local heads (Raghu et al., Fig. 4).",
+    "the mean attention distance grows with depth. With too little training data the lower layers "
+    "do not learn local heads (Raghu et al., Fig. 4).",
     units="global MSA units; lower half = normalised depth < 0.5; distance in input pixels between patch "
-          "centres, CLS excluded and rows renormalised",
+    "centres, CLS excluded and rows renormalised",
     evidence="Raghu et al. Fig. 3-4 (ViTs on JFT-300M; trained on ImageNet alone, lower layers learn fewer local heads): attention distance grows with depth and lower layers mix local and global heads",
     measurement="attention",
     parts=(

@@ -1,4 +1,5 @@
 """Training-time augmentation on [0, 1] batches, seeded by a ``torch.Generator`` (recipes' ``augment``)."""
+
 from __future__ import annotations
 
 import torch

@@ -4,6 +4,7 @@ Every dataset is a pair of :class:`Split` (uint8 images (N, 3, H, W), int64 labe
 measurements batch by slicing, with no per-sample Python on the hot path. Images are scaled to [0, 1] at
 use; normalisation lives inside the model wrapper.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,16 +12,27 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import torch
 
-from ..cache import atomic_write, entry_lock
+from ..cache.files import atomic_write, entry_lock
+from ..cache.source import source_hash
 from ..errors import DatasetError, choices
 from .deadleaves import SHAPES, DeadLeavesConfig, render_dead_leaves
 
-__all__ = ["Split", "ImageDataset", "load_dataset", "class_balanced_subset", "carve_validation", "DATASETS",
-           "DEFAULT_DATASET", "VALIDATION_SEED", "split_size"]
+__all__ = [
+    "Split",
+    "ImageDataset",
+    "load_dataset",
+    "class_balanced_subset",
+    "carve_validation",
+    "DATASETS",
+    "DEFAULT_DATASET",
+    "VALIDATION_SEED",
+    "split_size",
+]
 
 DEFAULT_DATASET = "deadleaves"
 DEADLEAVES = {"deadleaves": DeadLeavesConfig(), "deadleaves-hard": DeadLeavesConfig(distractors=0.4)}
@@ -88,17 +100,23 @@ def carve_validation(split: Split, n_val: int, seed: int = VALIDATION_SEED) -> t
     classes = torch.unique(split.labels)
     per_class = n_val // len(classes)
     if per_class < 1:
-        raise DatasetError(f"a validation split of {n_val} images cannot hold one image of each of {len(classes)} classes")
+        raise DatasetError(
+            f"a validation split of {n_val} images cannot hold one image of each of {len(classes)} classes"
+        )
     gen = torch.Generator().manual_seed(seed)
     chosen = []
     for cls in classes:
         idx = torch.nonzero(split.labels == cls).flatten()
         if len(idx) <= per_class:
-            raise DatasetError(f"class {int(cls)} has {len(idx)} training images; a validation split needs more than {per_class}")
+            raise DatasetError(
+                f"class {int(cls)} has {len(idx)} training images; a validation split needs more than {per_class}"
+            )
         chosen.append(idx[torch.randperm(len(idx), generator=gen)[:per_class]])
     val_mask = torch.zeros(len(split), dtype=torch.bool)
     val_mask[torch.cat(chosen)] = True
-    return Split(split.images[~val_mask], split.labels[~val_mask]), Split(split.images[val_mask], split.labels[val_mask])
+    return Split(split.images[~val_mask], split.labels[~val_mask]), Split(
+        split.images[val_mask], split.labels[val_mask]
+    )
 
 
 def _with_validation(name: str, classes: tuple[str, ...], pool: Split, test: Split, n_val: int) -> ImageDataset:
@@ -111,7 +129,7 @@ def _deadleaves(name: str, cache_dir: Path, seed: int, img_size: int = 32) -> Im
     if img_size != config.size:  # the same scene statistics at another resolution
         scale = img_size / config.size
         config = dataclasses.replace(config, size=img_size, r_min=config.r_min * scale, r_max=config.r_max * scale)
-    key = hashlib.sha256(repr((config, DEADLEAVES_SIZES)).encode()).hexdigest()[:10]
+    key = hashlib.sha256(repr((config, DEADLEAVES_SIZES, source_hash(__name__))).encode()).hexdigest()[:10]
     path = cache_dir / "data" / f"{name}-{config.size}px-s{seed}-{key}.npz"
     with entry_lock(path):
         arrays = _read_npz(path)
@@ -134,7 +152,7 @@ def _deadleaves(name: str, cache_dir: Path, seed: int, img_size: int = 32) -> Im
 
 def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     with open(path, "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, **cast(dict[str, Any], arrays))  # array names, never savez's own allow_pickle
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray] | None:
@@ -169,7 +187,9 @@ def _cifar(name: str, root: Path | None, download: bool) -> ImageDataset:
             f"(e.g. {root}/{'cifar-10-batches-py' if name == 'cifar10' else 'cifar-100-python'}). Cause: {exc}"
         ) from exc
     pool = _torchvision_split(train)
-    return _with_validation(name, tuple(train.classes), pool, _torchvision_split(test), round(VALIDATION_FRACTION * len(pool)))
+    return _with_validation(
+        name, tuple(train.classes), pool, _torchvision_split(test), round(VALIDATION_FRACTION * len(pool))
+    )
 
 
 def _folder(path: Path, img_size: int) -> ImageDataset:
@@ -190,7 +210,9 @@ def _folder(path: Path, img_size: int) -> ImageDataset:
         splits.append((Split(images, torch.as_tensor(ds.targets, dtype=torch.int64)), tuple(ds.classes)))
     (train, classes), (test, test_classes) = splits
     if classes != test_classes:
-        raise DatasetError(f"folder dataset {str(path)!r}: train classes {classes} differ from {test_dir.name} classes {test_classes}")
+        raise DatasetError(
+            f"folder dataset {str(path)!r}: train classes {classes} differ from {test_dir.name} classes {test_classes}"
+        )
     n_val = max(len(classes), round(VALIDATION_FRACTION * len(train)))
     return _with_validation(f"folder:{path}", classes, train, test, n_val)
 

@@ -11,6 +11,7 @@ a subtler task.
 Generation is vectorised over images: for each class, each leaf step paints all images of that class at
 once. Everything is drawn from ``numpy.random.Generator(seed)``, so a seed fixes every pixel.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,7 +23,16 @@ import torch.nn.functional as F
 __all__ = ["SHAPES", "DeadLeavesConfig", "render_dead_leaves", "shape_mask"]
 
 SHAPES: tuple[str, ...] = (
-    "disc", "square", "diamond", "triangle_up", "triangle_down", "plus", "cross", "ring", "hbar", "vbar",
+    "disc",
+    "square",
+    "diamond",
+    "triangle_up",
+    "triangle_down",
+    "plus",
+    "cross",
+    "ring",
+    "hbar",
+    "vbar",
 )
 
 
@@ -97,7 +107,7 @@ def render_dead_leaves(
     background = rng.random((n, 3)).astype(np.float32)
     colours = rng.random((n, k, 3)).astype(np.float32)
     centres = (rng.random((n, k, 2)) * s).astype(np.float32)
-    radii = (_power_law_radii(rng, n * k, config.r_min, config.r_max) * config.supersample)
+    radii = _power_law_radii(rng, n * k, config.r_min, config.r_max) * config.supersample
     radii = radii.reshape(n, k).astype(np.float32)
     leaf_shapes = np.repeat(np.asarray(labels)[:, None], k, axis=1)
     if config.distractors:  # drawn after everything else, so that distractors=0 draws the same images as before

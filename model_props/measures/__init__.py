@@ -1,16 +1,30 @@
-"""Measurements: pure functions on tensors, plus small accumulators (design Sec. 6)."""
+"""Measures: pure functions on tensors and arrays, plus small accumulators (design Sec. 6).
+
+Owns the Fourier Δlog-amplitude, feature-map variance, skip norm ratio, minibatch CKA, attention distance,
+calibration error, Hessian eigen-solvers and spectrum statistics, band-limited noise and common
+corruptions. Each is checked against an independent reference in ``property_tests``. Running a model over a
+dataset to fill a report is the job of :mod:`model_props.measurements`, not of this package.
+
+May import: the foundation (:mod:`model_props.errors`) only.
+"""
+
 from .attention import attention_distance, patch_distances
 from .calibration import expected_calibration_error
-from .fit import FitReport, fit_report
 from .cka import MinibatchCKA, cka_from_hsic, gram, hsic_matrix
 from .fourier import delta_log_amplitude, high_frequency
 from .skip import skip_norm_ratio
-from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
-from .units import UnitReport, measure_units
 from .variance import feature_variance
 
 __all__ = [
-    "attention_distance", "patch_distances", "MinibatchCKA", "cka_from_hsic", "gram", "hsic_matrix",
-    "delta_log_amplitude", "high_frequency", "skip_norm_ratio", "UnitReport", "measure_units", "feature_variance",
-    "expected_calibration_error", "FitReport", "fit_report", "SpectrumReport", "TrainingLoss", "hessian_spectrum",
+    "attention_distance",
+    "patch_distances",
+    "MinibatchCKA",
+    "cka_from_hsic",
+    "gram",
+    "hsic_matrix",
+    "delta_log_amplitude",
+    "high_frequency",
+    "skip_norm_ratio",
+    "feature_variance",
+    "expected_calibration_error",
 ]

@@ -5,6 +5,7 @@ of query patch i and key patch j, averaged over queries and images. Prefix (CLS)
 queries and keys and each row is renormalised over the spatial keys. Patch centres of a g x g grid over an
 S-pixel image sit at ((r + 0.5) S / g, (c + 0.5) S / g), row-major.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,4 +39,3 @@ def attention_distance(attn: torch.Tensor, img_size: int, prefix_tokens: int = 0
     d = patch_distances(grid, img_size).to(device=a.device, dtype=a.dtype)
     weighted = (a * d).sum(dim=-1) / a.sum(dim=-1).clamp_min(1e-12)  # rows renormalised over spatial keys
     return weighted.mean(dim=-1)
-

@@ -8,6 +8,7 @@ c in [b/B, (b+1)/B) (the last bin closed at 1):
 
 where acc_b and conf_b are the bin's mean correctness and mean confidence. B = 10 as in the paper.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +27,9 @@ def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, n_bi
     confidence = np.asarray(confidence, dtype=np.float64)
     correct = np.asarray(correct, dtype=np.float64)
     if confidence.shape != correct.shape or confidence.ndim != 1 or not len(confidence):
-        raise ValueError(f"confidence {confidence.shape} and correct {correct.shape} must be equal, non-empty 1-D arrays")
+        raise ValueError(
+            f"confidence {confidence.shape} and correct {correct.shape} must be equal, non-empty 1-D arrays"
+        )
     bins = np.minimum((confidence * n_bins).astype(np.int64), n_bins - 1)
     counts = np.bincount(bins, minlength=n_bins)
     gap = np.bincount(bins, correct - confidence, minlength=n_bins)  # sum of (a_i - c_i) per bin

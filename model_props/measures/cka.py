@@ -13,11 +13,16 @@ and minibatch CKA over batches k is a ratio of sums:
 :func:`hsic_matrix` computes HSIC_1 for all unit pairs of one batch at once ((U, n, n) Grams -> (U, U));
 :class:`MinibatchCKA` keeps the per-batch matrices so that CKA can be bootstrapped over batches.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["gram", "hsic_matrix", "cka_from_hsic", "MinibatchCKA"]
 
@@ -58,7 +63,7 @@ class MinibatchCKA:
         """One mini-batch: a feature tensor (n, ...) per unit, in a fixed unit order."""
         self.per_batch.append(hsic_matrix(torch.stack([gram(f) for f in features])))
 
-    def compute(self, batches: torch.Tensor | None = None) -> torch.Tensor:
+    def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
         """CKA (U, U) from all batches, or from the given batch indices (e.g. a bootstrap resample)."""
         stacked = torch.stack(self.per_batch)
         chosen = stacked if batches is None else stacked[batches]

@@ -9,6 +9,7 @@ The paper then averages over the batch; a mean of logs is linear, so the batch m
 curves *is* the paper's curve, and keeping images apart lets us bootstrap over them. The last point is the
 paper's "1.0π" (really (1 - 2/h)π for even h: Nyquist wraps to index 0 after the shift).
 """
+
 from __future__ import annotations
 
 import torch

@@ -21,11 +21,13 @@ included:
 timm's fused attention has no double backward; :func:`hessian_operator` switches it off and restores the
 model (mode, flags, parameters, ``.grad``) when it is done.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,8 +36,19 @@ from torch import nn
 
 from ..errors import MeasurementError
 
-__all__ = ["HVP", "EigenResult", "hessian_operator", "lanczos_top_k", "power_iteration_top_k", "dense_hessian",
-           "top_k_by_magnitude", "nep", "ape", "negative_magnitude", "trainable_size"]
+__all__ = [
+    "HVP",
+    "EigenResult",
+    "hessian_operator",
+    "lanczos_top_k",
+    "power_iteration_top_k",
+    "dense_hessian",
+    "top_k_by_magnitude",
+    "nep",
+    "ape",
+    "negative_magnitude",
+    "trainable_size",
+]
 
 HVP = Callable[[torch.Tensor], torch.Tensor]  # flat vector (P,) -> H @ v (P,)
 
@@ -53,7 +66,7 @@ class EigenResult:
 def _measurement_state(model: nn.Module) -> Iterator[None]:
     """Eval mode and unfused attention for the measurement; every module's mode and flag restored after."""
     modes = [(m, m.training) for m in model.modules()]
-    fused = [m for m in model.modules() if getattr(m, "fused_attn", False)]
+    fused: list[Any] = [m for m in model.modules() if getattr(m, "fused_attn", False)]  # timm attention modules
     grads = [(p, p.grad) for p in model.parameters()]
     model.eval()
     for m in fused:
@@ -70,8 +83,9 @@ def _measurement_state(model: nn.Module) -> Iterator[None]:
 
 
 @contextmanager
-def hessian_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, *, weight_decay: float = 0.0,
-                     name: str = "model") -> Iterator[HVP]:
+def hessian_operator(
+    model: nn.Module, x: torch.Tensor, target: torch.Tensor, *, weight_decay: float = 0.0, name: str = "model"
+) -> Iterator[HVP]:
     """Yield ``hvp(v) = H v`` of ``NLL(model(x), target) + weight_decay / 2 * ||theta||^2`` at the model's
     parameters. ``target`` holds class indices (B,) or soft targets (B, C) (mixup, label smoothing)."""
     params = [p for p in model.parameters() if p.requires_grad]
@@ -86,7 +100,9 @@ def hessian_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, *,
         if weight_decay:
             loss = loss + 0.5 * weight_decay * sum(p.pow(2).sum() for p in params)
         if not torch.isfinite(loss):
-            raise MeasurementError(f"{name}: the training loss is {loss.item()} on this batch; its Hessian is undefined")
+            raise MeasurementError(
+                f"{name}: the training loss is {loss.item()} on this batch; its Hessian is undefined"
+            )
         grads = torch.autograd.grad(loss, params, create_graph=True)
         shapes = [p.shape for p in params]
         sizes = [p.numel() for p in params]
@@ -96,9 +112,13 @@ def hessian_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, *,
             try:
                 out = torch.autograd.grad(grads, params, grad_outputs=chunks, retain_graph=True, allow_unused=True)
             except RuntimeError as exc:
-                raise MeasurementError(f"{name} cannot be differentiated twice (its Hessian needs a double backward): "
-                                       f"{str(exc).splitlines()[0]}") from exc
-            return torch.cat([(torch.zeros_like(p) if o is None else o).reshape(-1) for o, p in zip(out, params)]).to(v.dtype)
+                raise MeasurementError(
+                    f"{name} cannot be differentiated twice (its Hessian needs a double backward): "
+                    f"{str(exc).splitlines()[0]}"
+                ) from exc
+            return torch.cat([(torch.zeros_like(p) if o is None else o).reshape(-1) for o, p in zip(out, params)]).to(
+                v.dtype
+            )
 
         yield hvp
 
@@ -107,8 +127,17 @@ def top_k_by_magnitude(values: np.ndarray, k: int) -> np.ndarray:
     return values[np.argsort(-np.abs(values), kind="stable")[:k]]
 
 
-def lanczos_top_k(hvp: HVP, dim: int, k: int = 5, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0,
-                  dtype: torch.dtype = torch.float64, device: str | torch.device = "cpu") -> EigenResult:
+def lanczos_top_k(
+    hvp: HVP,
+    dim: int,
+    k: int = 5,
+    *,
+    tol: float = 1e-3,
+    max_iter: int = 100,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+    device: str | torch.device = "cpu",
+) -> EigenResult:
     """The ``k`` largest-magnitude eigenvalues by Lanczos with full reorthogonalisation.
 
     Stops when every one of the ``k`` wanted Ritz values has a residual bound below ``tol * |theta_max|``, or
@@ -141,14 +170,23 @@ def lanczos_top_k(hvp: HVP, dim: int, k: int = 5, *, tol: float = 1e-3, max_iter
     return EigenResult(theta[order], limit, limit == dim)
 
 
-def power_iteration_top_k(hvp: HVP, dim: int, k: int = 5, *, tol: float = 1e-3, max_iter: int = 100, seed: int = 0,
-                          dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> EigenResult:
+def power_iteration_top_k(
+    hvp: HVP,
+    dim: int,
+    k: int = 5,
+    *,
+    tol: float = 1e-3,
+    max_iter: int = 100,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> EigenResult:
     """The PyHessian protocol: for each of ``k`` eigenvalues, power iteration from a normalised Gaussian
     vector, deflated (Gram-Schmidt) against the eigenvectors found so far, eigenvalue = Rayleigh quotient,
     stopped at relative change < ``tol`` or ``max_iter`` iterations."""
     gen = torch.Generator(device="cpu").manual_seed(seed)
     found: list[torch.Tensor] = []
-    values: list[float] = []
+    values: list[float | None] = []  # None only where max_iter is 0
     hvps = 0
     converged = True
     for _ in range(k):

@@ -5,6 +5,7 @@ branch output f(x), per image. Spatial positions and channels are pooled into on
 CLS token(s) are measured apart (Raghu et al. plot the CLS token separately from the spatial tokens).
 A large ratio means the skip connection dominates the unit's output.
 """
+
 from __future__ import annotations
 
 import torch

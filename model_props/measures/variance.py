@@ -4,6 +4,7 @@ For a map (B, C, h, w): the unbiased variance over the spatial positions (h, w) 
 (``torch.var``, N - 1, as in the authors' notebook), then the mean over channels: one value per image.
 The batch mean is the paper's statistic.
 """
+
 from __future__ import annotations
 
 import torch

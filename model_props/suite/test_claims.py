@@ -5,6 +5,7 @@ when every applicable part's bootstrap interval excludes the null on the claimed
 seed study found a claim not to replicate on a reference (or to depend on the training seed), the plugin
 marks that test as an expected failure, with the paper's evidence and the per-seed numbers as the reason.
 """
+
 from model_props.claims import get_claim
 
 __all__ = ["test_claim"]

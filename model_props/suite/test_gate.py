@@ -3,6 +3,7 @@
 One test per entry of ``[tool.model_props.gate.tolerances]`` (marked ``gate``); the gating claims themselves
 run in ``test_claims.py``. See ``model_props.gate``.
 """
+
 __all__ = ["test_gate_tolerance"]
 
 

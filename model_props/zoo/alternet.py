@@ -11,6 +11,7 @@ Blocks are pre-activation. The MSA block is BN -> ReLU -> 1x1 conv -> BN -> loca
 Each block exposes two identity taps, ``skip_out`` and ``branch_out``, so the capture API reads x and f(x)
 without reaching into the arithmetic.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -48,9 +49,7 @@ class ConvBlock(nn.Module):
         self.conv1 = nn.Conv2d(dim_in, dim_out, 3, stride, 1, bias=False)
         self.bn2 = nn.BatchNorm2d(dim_out)
         self.conv2 = nn.Conv2d(dim_out, dim_out, 3, 1, 1, bias=False)
-        self.shortcut = (
-            nn.Conv2d(dim_in, dim_out, 1, stride, bias=False) if stride != 1 or dim_in != dim_out else None
-        )
+        self.shortcut = nn.Conv2d(dim_in, dim_out, 1, stride, bias=False) if stride != 1 or dim_in != dim_out else None
         self.skip_out = nn.Identity()
         self.branch_out = nn.Identity()
 
@@ -112,7 +111,7 @@ class AlterNet(nn.Module):
         stages = []
         dim_in = widths[0]
         for s, (kinds, dim) in enumerate(zip(block_layout(depths, msas), widths)):
-            blocks = []
+            blocks: list[nn.Module] = []
             for b, kind in enumerate(kinds):
                 stride = 2 if (s > 0 and b == 0) else 1
                 if kind == "C":

@@ -1,4 +1,5 @@
 """PiT (Heo et al. 2021) at 32 px from timm: ViT stages joined by depthwise stride-2 pooling."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

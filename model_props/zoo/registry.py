@@ -3,6 +3,7 @@
 Also loads checkpoints (safetensors or a torch state dict) and probes a model once so that a wrong input
 size, a wrong output shape or NaN outputs are reported in one line instead of deep inside a measurement.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -23,8 +24,16 @@ from .swin import build_swin
 from .vit import build_vit
 from .wrapper import Classifier, unwrap
 
-__all__ = ["REFERENCE_MODELS", "SpecKind", "parse_spec", "build_model", "load_checkpoint", "check_model", "check_finite",
-           "spec_help"]
+__all__ = [
+    "REFERENCE_MODELS",
+    "SpecKind",
+    "parse_spec",
+    "build_model",
+    "load_checkpoint",
+    "check_model",
+    "check_finite",
+    "spec_help",
+]
 
 SpecKind = Literal["reference", "timm", "factory"]
 
@@ -122,11 +131,13 @@ def _read_state_dict(path: Path) -> dict[str, torch.Tensor]:
         if path.suffix == ".safetensors":
             from safetensors.torch import load_file
 
-            state = load_file(str(path))
+            state: Any = load_file(str(path))  # checked to be a state dict of tensors below
         else:
             state = torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:
-        raise CheckpointError(f"--checkpoint {str(path)!r} cannot be read (corrupt or not a checkpoint): {exc}") from exc
+        raise CheckpointError(
+            f"--checkpoint {str(path)!r} cannot be read (corrupt or not a checkpoint): {exc}"
+        ) from exc
     for key in ("state_dict", "model", "model_state_dict"):  # common training-loop wrappers
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]
@@ -148,13 +159,17 @@ def load_checkpoint(model: nn.Module, path: str | Path) -> None:
     unexpected = sorted(set(state) - set(own))
     mismatched = [k for k in own if k in state and own[k].shape != state[k].shape]
     if missing or unexpected or mismatched:
+
         def head(keys: list[str]) -> str:
             return ", ".join(keys[:5]) + (f" (+{len(keys) - 5} more)" if len(keys) > 5 else "")
 
-        parts = [f"missing keys: {head(missing)}" if missing else "",
-                 f"unexpected keys: {head(unexpected)}" if unexpected else "",
-                 "shape mismatch: " + head([f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in mismatched])
-                 if mismatched else ""]
+        parts = [
+            f"missing keys: {head(missing)}" if missing else "",
+            f"unexpected keys: {head(unexpected)}" if unexpected else "",
+            "shape mismatch: " + head([f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in mismatched])
+            if mismatched
+            else "",
+        ]
         raise CheckpointError(
             f"--checkpoint {str(path)!r} does not fit {getattr(model, 'name', type(net).__name__)!r} "
             f"(made for another architecture?): " + "; ".join(p for p in parts if p)

@@ -1,5 +1,6 @@
 """ResNet at 32 px from timm with a CIFAR stem: 3x3 stride-1 conv, BN, ReLU, no max-pool; optionally with
 spatial smoothing at the end of every stage (Park & Kim, "Blurs Behave like Ensembles", ICML 2022)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -49,8 +50,8 @@ def build_resnet(
         raise ValueError(f"block={block!r}; valid: 'basic', 'bottleneck'")
     c0 = channels[0]
     net = ResNet(
-        blocks[block],
-        list(layers),
+        blocks[block],  # type: ignore[arg-type]  # timm annotates the block class as an instance (BasicBlock | Bottleneck)
+        tuple(layers),
         num_classes=num_classes,
         channels=tuple(channels),
         stem_type="deep",
@@ -58,9 +59,10 @@ def build_resnet(
         zero_init_last=zero_init_last,
         drop_path_rate=drop_path_rate,
     )
-    net.conv1 = nn.Conv2d(3, c0, 3, 1, 1, bias=False)
-    net.bn1 = nn.BatchNorm2d(c0)
-    net.maxpool = nn.Identity()
+    stem: nn.Module = net  # timm types conv1 and maxpool as its own stem's Sequential; any module fits
+    stem.conv1 = nn.Conv2d(3, c0, 3, 1, 1, bias=False)
+    stem.bn1 = nn.BatchNorm2d(c0)
+    stem.maxpool = nn.Identity()
     if smoothing:
         for s in range(1, 5):
             getattr(net, f"layer{s}").append(SpatialSmoothing())

@@ -1,4 +1,5 @@
 """Swin (Liu et al. 2021) at 32 px from timm, with window 4 so every stage keeps real windows."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

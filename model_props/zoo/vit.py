@@ -1,5 +1,8 @@
 """ViT at 32 px from timm (Dosovitskiy et al. 2021; Park & Kim use ViT-Ti, patch 2, at CIFAR scale)."""
+
 from __future__ import annotations
+
+from typing import Literal
 
 from timm.models.vision_transformer import VisionTransformer
 
@@ -12,7 +15,7 @@ def build_vit(
     depth: int = 6,
     num_heads: int = 3,
     mlp_ratio: float = 4.0,
-    global_pool: str = "token",
+    global_pool: Literal["", "avg", "avgmax", "max", "token", "map", "prr"] = "token",  # timm's choices
     qkv_bias: bool = True,
     drop_path_rate: float = 0.0,
 ) -> VisionTransformer:

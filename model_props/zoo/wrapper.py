@@ -1,4 +1,5 @@
 """The uniform model interface: [0, 1] images in, logits (B, num_classes) out, normalisation inside."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -15,6 +16,9 @@ class Classifier(nn.Module):
     ``forward(x) = net((x - mean) / std)``. ``mean``/``std`` are non-persistent buffers, so
     ``classifier.net.state_dict()`` is exactly the wrapped network's own checkpoint format.
     """
+
+    mean: torch.Tensor  # buffers, registered in __init__
+    std: torch.Tensor
 
     def __init__(
         self,

@@ -2,12 +2,13 @@
 
 A mutant stands in for one model the claim reads: the model under test itself, or a model a comparison
 names (``subject``/``versus``, e.g. the small-data ViT). It is a copy of that model at the checkpoint the
-claim reads, altered so that the finding is reversed (see ``model_props.mutants``).
+claim reads, altered so that the finding is reversed (see ``model_props.testing.mutants``).
 """
+
 import pytest
 
 from model_props.claims import CLAIMS, get_claim
-from model_props.mutants import make_mutant
+from model_props.testing.mutants import make_mutant
 
 # claim id -> (the model the claim runs on, the model the mutant replaces, its checkpoint, mutation, the part
 # the mutation reverses).

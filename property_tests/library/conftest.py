@@ -1,4 +1,5 @@
 """Fixtures shared by the library's tests."""
+
 from __future__ import annotations
 
 import sys
@@ -8,9 +9,9 @@ import pytest
 
 # pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
 # torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
-import model_props.evaluation  # noqa: F401,E402
-import model_props.report  # noqa: F401,E402
-import model_props.store  # noqa: F401,E402
+import model_props.claims.evaluation  # noqa: F401,E402
+import model_props.reporting.summary  # noqa: F401,E402
+import model_props.session.store  # noqa: F401,E402
 
 
 @pytest.fixture
@@ -25,7 +26,8 @@ def inprocess(pytester: pytest.Pytester) -> pytest.Pytester:
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """An importable module ``usermodels`` with factories that misbehave in different ways."""
-    (tmp_path / "usermodels.py").write_text(textwrap.dedent("""
+    (tmp_path / "usermodels.py").write_text(
+        textwrap.dedent("""
         import torch
         from torch import nn
 
@@ -53,7 +55,8 @@ def user_module(tmp_path, monkeypatch):
 
         def nan(num_classes=10):
             return NaNNet(num_classes)
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "usermodels"
     sys.modules.pop("usermodels", None)

@@ -1,13 +1,13 @@
 """Anatomy (units per family) and capture (one forward pass, maps of the right shapes)."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
-from model_props.anatomy import Tap, anatomy
-from model_props.capture import capture, to_map
+from model_props.anatomy import Tap, anatomy, capture, to_map
 from model_props.errors import AnatomyError
-from model_props.recipes import get_recipe
+from model_props.training.profiles import get_recipe
 from model_props.zoo import build_model
 
 
@@ -159,7 +159,9 @@ def test_non_square_tokens_are_rejected():
 
 
 def test_generic_fallback_maps_other_timm_transformers():
-    model = build_model("timm:deit_tiny_patch16_224", num_classes=10, img_size=32, arch_kwargs={"patch_size": 8, "depth": 2})
+    model = build_model(
+        "timm:deit_tiny_patch16_224", num_classes=10, img_size=32, arch_kwargs={"patch_size": 8, "depth": 2}
+    )
     anat = anatomy(model)
     assert kinds(anat) == "EAMAMH"
     cap = capture(model, anat, torch.rand(1, 3, 32, 32))
@@ -178,8 +180,13 @@ def test_token_mixing_mlps_mix_positions():
 
 
 def test_unmappable_model_says_what_it_found(user_module):
-    with pytest.raises(AnatomyError, match=r"cannot map Sequential into units: a traced forward pass found no residual "
-                                           r"additions .*top-level modules are: 0: Flatten, 1: Linear"):
+    with pytest.raises(
+        AnatomyError,
+        match=r"cannot map Sequential into units: a traced forward pass found no residual "
+        r"additions .*top-level modules are: 0: Flatten, 1: Linear",
+    ):
         anatomy(build_model(f"{user_module}:wrong_classes", num_classes=10))
-    with pytest.raises(AnatomyError, match=r"cannot map Sequential into units: its forward pass on 3x32x32 images raised RuntimeError"):
+    with pytest.raises(
+        AnatomyError, match=r"cannot map Sequential into units: its forward pass on 3x32x32 images raised RuntimeError"
+    ):
         anatomy(build_model(f"{user_module}:fixed_64px", num_classes=10))

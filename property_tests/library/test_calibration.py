@@ -1,4 +1,5 @@
 """ECE with 10 equal-width bins, against synthetic predictors whose calibration is known."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The claim catalogue: stable ids, applicability with reasons, and the summary contract."""
+
 from __future__ import annotations
 
 import json
@@ -8,18 +9,31 @@ import pytest
 from model_props.anatomy import anatomy
 from model_props.claims import CLAIMS, get_claim, list_claims
 from model_props.errors import ModelPropsError
-from model_props.recipes import get_recipe, list_recipes
-from model_props.report import write_summary
+from model_props.reporting.summary import write_summary
+from model_props.training.profiles import get_recipe, list_recipes
 from model_props.zoo import build_model
 
 CATALOGUE = {
-    1: "park2022.msa-flattens-loss", 2: "park2022.vit-nonconvex", 3: "park2022.less-data-nonconvex",
-    4: "park2022.gap-convexifies", 5: "park2022.multistage-local-flatten", 6: "park2022.heads-convexify",
-    8: "park2022.msa-lowpass", 9: "park2022.conv-mlp-highpass", 10: "park2022.msa-reduces-variance",
-    12: "park2022.multistage-block-cka", 15: "park2022.smoothing-helps", 17: "raghu2021.skip-dominates",
-    7: "park2022.underfit-not-overfit", 11: "park2022.frequency-vulnerability", 13: "park2022.lesion-stage-pattern",
-    14: "park2022.alternet-beats-resnet", 16: "park2022.msa-adversarial-robust", 19: "park2022.vit-no-overfit-small-data",
-    18: "raghu2021.attention-distance-grows", 21: "park2022.patch-size-tradeoff",
+    1: "park2022.msa-flattens-loss",
+    2: "park2022.vit-nonconvex",
+    3: "park2022.less-data-nonconvex",
+    4: "park2022.gap-convexifies",
+    5: "park2022.multistage-local-flatten",
+    6: "park2022.heads-convexify",
+    8: "park2022.msa-lowpass",
+    9: "park2022.conv-mlp-highpass",
+    10: "park2022.msa-reduces-variance",
+    12: "park2022.multistage-block-cka",
+    15: "park2022.smoothing-helps",
+    17: "raghu2021.skip-dominates",
+    7: "park2022.underfit-not-overfit",
+    11: "park2022.frequency-vulnerability",
+    13: "park2022.lesion-stage-pattern",
+    14: "park2022.alternet-beats-resnet",
+    16: "park2022.msa-adversarial-robust",
+    19: "park2022.vit-no-overfit-small-data",
+    18: "raghu2021.attention-distance-grows",
+    21: "park2022.patch-size-tradeoff",
     22: "park2022.augmentation-hessian-calibration",
 }
 
@@ -70,9 +84,18 @@ def test_claim_skips_a_model_without_the_trait_and_names_it(claim, model, reason
     assert reason in get_claim(claim).skip_reason(smoke_anatomy(model))
 
 
-@pytest.mark.parametrize("claim", sorted(set(CATALOGUE.values()) - {
-    "park2022.smoothing-helps", "park2022.multistage-local-flatten", "park2022.lesion-stage-pattern",
-    "park2022.alternet-beats-resnet"}))  # about ResNet, multi-stage models, local attention, hybrids
+@pytest.mark.parametrize(
+    "claim",
+    sorted(
+        set(CATALOGUE.values())
+        - {
+            "park2022.smoothing-helps",
+            "park2022.multistage-local-flatten",
+            "park2022.lesion-stage-pattern",
+            "park2022.alternet-beats-resnet",
+        }
+    ),
+)  # about ResNet, multi-stage models, local attention, hybrids
 def test_every_claim_about_vit_applies_to_vit(claim):
     assert get_claim(claim).skip_reason(smoke_anatomy("vit"), "vit", list_recipes("smoke")) is None
 
@@ -82,19 +105,40 @@ def test_a_comparison_of_variants_runs_on_its_reference_only():
     anat = smoke_anatomy("vit")
     assert claim.skip_reason(anat, "vit", list_recipes("smoke")) is None
     assert claim.skip_reason(anat, "timm:vit_tiny_patch16_224", list_recipes("smoke")) == (
-        "it compares the profile's models vit_gap, vit and runs on the reference 'vit' only")
+        "it compares the profile's models vit_gap, vit and runs on the reference 'vit' only"
+    )
     assert claim.skip_reason(anat, "vit", ["vit"]) == "the profile has no recipe 'vit_gap' to compare with"
 
 
 def test_summary_json_contract(tmp_path):
     records = [
-        {"claim": "park2022.msa-lowpass", "model": "vit", "verdict": "supported", "statistic": "s", "value": -0.1,
-         "interval": [-0.2, -0.05], "reason": "r"},
-        {"claim": "park2022.msa-lowpass", "model": "resnet", "verdict": "skipped", "statistic": None, "value": None,
-         "interval": None, "reason": "resnet has no msa units"},
+        {
+            "claim": "park2022.msa-lowpass",
+            "model": "vit",
+            "verdict": "supported",
+            "statistic": "s",
+            "value": -0.1,
+            "interval": [-0.2, -0.05],
+            "reason": "r",
+        },
+        {
+            "claim": "park2022.msa-lowpass",
+            "model": "resnet",
+            "verdict": "skipped",
+            "statistic": None,
+            "value": None,
+            "interval": None,
+            "reason": "resnet has no msa units",
+        },
     ]
-    write_summary(tmp_path, profile="smoke", seed=0, models={"vit": {"accuracy": 0.8, "parameters": 1, "checkpoint_sha256": "ab"}},
-                  results=records, provenance={"versions": {"torch": "2"}})
+    write_summary(
+        tmp_path,
+        profile="smoke",
+        seed=0,
+        models={"vit": {"accuracy": 0.8, "parameters": 1, "checkpoint_sha256": "ab"}},
+        results=records,
+        provenance={"versions": {"torch": "2"}},
+    )
     data = json.loads((tmp_path / "summary.json").read_text())
     assert set(data) >= {"schema_version", "profile", "seed", "train_seed", "provenance", "models", "results"}
     assert data["schema_version"] == 1 and data["provenance"]["versions"]["torch"] == "2"
@@ -112,18 +156,26 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     import numpy as np
 
     from model_props.anatomy import Anatomy, Tap, Unit
-    from model_props.evaluation import evaluate_claim
-    from model_props.measures import MinibatchCKA, UnitReport
+    from model_props.claims.evaluation import evaluate_claim
+    from model_props.measurements.units import UnitReport
+    from model_props.measures import MinibatchCKA
 
     tap = Tap("net.x")
-    units = (Unit(0, "embed", "embed", 0, 0.0, tap), Unit(1, "down", "conv", 1, 0.5, tap, subsamples=True),
-             Unit(2, "attn", "msa", 1, 1.0, tap, tap, tap))
-    anat = Anatomy("mobilevit-like", (*units, Unit(3, "head", "head", 1, 1.0, Tap("net", "output", "logits"))),
-                   frozenset({"conv", "global_msa", "multi_stage"}))
+    units = (
+        Unit(0, "embed", "embed", 0, 0.0, tap),
+        Unit(1, "down", "conv", 1, 0.5, tap, subsamples=True),
+        Unit(2, "attn", "msa", 1, 1.0, tap, tap, tap),
+    )
+    anat = Anatomy(
+        "mobilevit-like",
+        (*units, Unit(3, "head", "head", 1, 1.0, Tap("net", "output", "logits"))),
+        frozenset({"conv", "global_msa", "multi_stage"}),
+    )
     rng = np.random.default_rng(0)
     variance = np.cumsum(rng.random((64, 3)), axis=1)[:, [0, 2, 1]]  # the MSA unit lowers the variance
-    report = UnitReport(units, 64, 32, rng.random((64, 3)), variance, np.full((64, 3), np.nan), np.full((64, 3), np.nan),
-                        MinibatchCKA())
+    report = UnitReport(
+        units, 64, 32, rng.random((64, 3)), variance, np.full((64, 3), np.nan), np.full((64, 3), np.nan), MinibatchCKA()
+    )
     claim = get_claim("park2022.msa-reduces-variance")
     assert claim.skip_reason(anat) is None
     outcome = evaluate_claim(claim, "mobilevit-like", anat, lambda name, kind, ckpt: report, n_boot=200)

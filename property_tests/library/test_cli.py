@@ -1,4 +1,5 @@
 """The ``model-props`` command."""
+
 from __future__ import annotations
 
 from model_props.cli import main
@@ -7,8 +8,21 @@ from model_props.cli import main
 def test_recipes_lists_the_profile(capsys):
     assert main(["recipes"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out] == ["vit", "pit", "swin", "resnet", "alternet", "custom", "vit_gap",
-                                                 "vit_1head", "vit_small", "vit_p8", "vit_noaug", "resnet_smooth", "vit_quarter"]
+    assert [line.split()[0] for line in out] == [
+        "vit",
+        "pit",
+        "swin",
+        "resnet",
+        "alternet",
+        "custom",
+        "vit_gap",
+        "vit_1head",
+        "vit_small",
+        "vit_p8",
+        "vit_noaug",
+        "resnet_smooth",
+        "vit_quarter",
+    ]
 
 
 def test_anatomy_prints_units(capsys, model_store):

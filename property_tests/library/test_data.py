@@ -1,4 +1,5 @@
 """The offline default dataset and the other loaders."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -105,14 +106,18 @@ def test_class_balanced_subset_keeps_every_class_in_proportion(dataset):
 
 
 def test_missing_cifar_root_offline_says_where_to_put_it(tmp_path):
-    with pytest.raises(DatasetError, match=r"'cifar100' not found under --claims-data-root=.*offline.*cifar-100-python"):
+    with pytest.raises(
+        DatasetError, match=r"'cifar100' not found under --claims-data-root=.*offline.*cifar-100-python"
+    ):
         load_dataset("cifar100", cache_dir=tmp_path, data_root=tmp_path / "nowhere")
     with pytest.raises(DatasetError, match="needs --claims-data-root"):
         load_dataset("cifar10", cache_dir=tmp_path, data_root=None)
 
 
 def test_unknown_dataset_lists_valid_names(tmp_path):
-    with pytest.raises(DatasetError, match=r"unknown dataset='imagenet'; valid: .*'cifar10'.*'deadleaves'.*'folder:PATH'"):
+    with pytest.raises(
+        DatasetError, match=r"unknown dataset='imagenet'; valid: .*'cifar10'.*'deadleaves'.*'folder:PATH'"
+    ):
         load_dataset("imagenet", cache_dir=tmp_path)
 
 
@@ -124,7 +129,9 @@ def test_image_folder_tree(tmp_path):
         for cls in ("cat", "dog"):
             (tmp_path / split / cls).mkdir(parents=True)
             for i in range(n):
-                Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(tmp_path / split / cls / f"{i}.png")
+                Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(
+                    tmp_path / split / cls / f"{i}.png"
+                )
     data = load_dataset(f"folder:{tmp_path}", cache_dir=tmp_path / "cache", img_size=32)
     assert data.classes == ("cat", "dog")
     assert data.test.images.shape == (4, 3, 32, 32)

@@ -3,6 +3,7 @@
 The candidate is a user's model (``usermodels:good``, a small CNN) with a checkpoint file, gated against a
 baseline checkpoint of the same model on test-set statistics (cheap: one pass over the test images).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,9 +39,19 @@ def gate_project(inprocess: pytest.Pytester, user_module, tmp_path, monkeypatch,
         pytester.makepyprojecttoml(textwrap.dedent(table))
         save_file(candidate, runs / "candidate.safetensors")
         return pytester.runpytest_inprocess(
-            "--pyargs", "model_props.suite", "-m", "gate", "--model", f"{user_module}:good",
-            "--checkpoint", str(runs / "candidate.safetensors"), f"--claims-cache={model_store.settings.cache_dir}",
-            "-p", "no:randomly", *args)
+            "--pyargs",
+            "model_props.suite",
+            "-m",
+            "gate",
+            "--model",
+            f"{user_module}:good",
+            "--checkpoint",
+            str(runs / "candidate.safetensors"),
+            f"--claims-cache={model_store.settings.cache_dir}",
+            "-p",
+            "no:randomly",
+            *args,
+        )
 
     return run
 
@@ -60,11 +71,15 @@ def test_unchanged_candidate_passes_the_gate(gate_project, user_module, pytester
     result = gate_project(_weights(user_module), TOLERANCES)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=2, deselected=None)
-    result.stdout.fnmatch_lines(["*model-props: release gate tolerances*",
-                                 "PASS gate accuracy (test accuracy; lower is worse): candidate usermodels:good * "
-                                 "baseline baseline.safetensors *difference (candidate - baseline) +0, 95% CI [[]+0, +0[]]*"
-                                 "its lower bound +0 is within the tolerance (lower bound >= -0.01)",
-                                 "PASS gate nll *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*model-props: release gate tolerances*",
+            "PASS gate accuracy (test accuracy; lower is worse): candidate usermodels:good * "
+            "baseline baseline.safetensors *difference (candidate - baseline) +0, 95% CI [[]+0, +0[]]*"
+            "its lower bound +0 is within the tolerance (lower bound >= -0.01)",
+            "PASS gate nll *",
+        ]
+    )
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
     assert [(g["statistic"], g["passed"]) for g in summary["gate"]] == [("accuracy", True), ("nll", True)]
 
@@ -76,38 +91,71 @@ def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
-    result.stdout.fnmatch_lines(["FAIL gate nll (test NLL; higher is worse): candidate usermodels:good * [[]*, *[]], "
-                                 "baseline baseline.safetensors * [[]*, *[]]; difference (candidate - baseline) +*, "
-                                 "95% CI [[]+*, +*[]] over * paired images: its upper bound +* EXCEEDS the tolerance "
-                                 "(upper bound <= +0.05)"])
+    result.stdout.fnmatch_lines(
+        [
+            "FAIL gate nll (test NLL; higher is worse): candidate usermodels:good * [[]*, *[]], "
+            "baseline baseline.safetensors * [[]*, *[]]; difference (candidate - baseline) +*, "
+            "95% CI [[]+*, +*[]] over * paired images: its upper bound +* EXCEEDS the tolerance "
+            "(upper bound <= +0.05)"
+        ]
+    )
     assert "PASS gate accuracy" in out and "Traceback" not in out
 
 
 def test_gating_claims_are_marked_gate(gate_project, user_module):
     table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "park2022.multistage-block-cka"]\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["*test_claims.py::test_claim[[]park2022.msa-lowpass-usermodels:good[]]",
-                                 "*test_claims.py::test_claim[[]park2022.multistage-block-cka-usermodels:good[]]",
-                                 "2/* tests collected (* deselected)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_claims.py::test_claim[[]park2022.msa-lowpass-usermodels:good[]]",
+            "*test_claims.py::test_claim[[]park2022.multistage-block-cka-usermodels:good[]]",
+            "2/* tests collected (* deselected)*",
+        ]
+    )
 
 
-@pytest.mark.parametrize(("table", "message"), [
-    ('claims = ["park2022.msa-lowpas"]', "*[[]tool.model_props.gate[]]: unknown claims [[]'park2022.msa-lowpas'[]]; "
-                                         "valid: *'park2022.msa-lowpass'*"),
-    ('baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nhigh_freq_drop = 0.02',
-     "*[[]tool.model_props.gate[]].tolerances: unknown statistics [[]'high_freq_drop'[]]; valid: 'accuracy', *"
-     "'high_frequency_noise_drop'*"),
-    ('[tool.model_props.gate.tolerances]\nnll = 0.05', "*tolerances compare with a baseline; give baseline = *"),
-    ('baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nnll = -1',
-     "*tolerances: nll=-1 must be a number >= 0*"),
-    ('baseline = "runs/nowhere.safetensors"', "*[[]tool.model_props.gate[]] baseline '*nowhere.safetensors' does not exist*"),
-    ('claim = ["park2022.msa-lowpass"]', "*[[]tool.model_props.gate[]]: unknown keys [[]'claim'[]]; valid: 'baseline', "
-                                         "'claims', 'tolerances'*"),
-    # contradicted on every seed of fixtures/smoke-seeds.json, on every model it applies to
-    ('claims = ["raghu2021.skip-dominates"]', "*[[]tool.model_props.gate[]] claims: raghu2021.skip-dominates is a known "
-                                              "failure at profile 'smoke' (its seed study never supports it)*"),
-], ids=["unknown-claim", "unknown-statistic", "no-baseline", "negative-tolerance", "missing-baseline", "unknown-key",
-        "known-failure"])
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'claims = ["park2022.msa-lowpas"]',
+            "*[[]tool.model_props.gate[]]: unknown claims [[]'park2022.msa-lowpas'[]]; valid: *'park2022.msa-lowpass'*",
+        ),
+        (
+            'baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nhigh_freq_drop = 0.02',
+            "*[[]tool.model_props.gate[]].tolerances: unknown statistics [[]'high_freq_drop'[]]; valid: 'accuracy', *"
+            "'high_frequency_noise_drop'*",
+        ),
+        ("[tool.model_props.gate.tolerances]\nnll = 0.05", "*tolerances compare with a baseline; give baseline = *"),
+        (
+            'baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\nnll = -1',
+            "*tolerances: nll=-1 must be a number >= 0*",
+        ),
+        (
+            'baseline = "runs/nowhere.safetensors"',
+            "*[[]tool.model_props.gate[]] baseline '*nowhere.safetensors' does not exist*",
+        ),
+        (
+            'claim = ["park2022.msa-lowpass"]',
+            "*[[]tool.model_props.gate[]]: unknown keys [[]'claim'[]]; valid: 'baseline', 'claims', 'tolerances'*",
+        ),
+        # contradicted on every seed of fixtures/smoke-seeds.json, on every model it applies to
+        (
+            'claims = ["raghu2021.skip-dominates"]',
+            "*[[]tool.model_props.gate[]] claims: raghu2021.skip-dominates is a known "
+            "failure at profile 'smoke' (its seed study never supports it)*",
+        ),
+    ],
+    ids=[
+        "unknown-claim",
+        "unknown-statistic",
+        "no-baseline",
+        "negative-tolerance",
+        "missing-baseline",
+        "unknown-key",
+        "known-failure",
+    ],
+)
 def test_bad_gate_table_is_a_one_line_usage_error(gate_project, user_module, table, message):
     result = gate_project(_weights(user_module), "[tool.model_props.gate]\n" + table + "\n", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -121,5 +169,9 @@ def test_baseline_from_other_versions_is_warned_about(gate_project, user_module,
     table = '[tool.model_props.gate]\nbaseline = "runs/old.safetensors"\n[tool.model_props.gate.tolerances]\naccuracy = 0.01\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*UserWarning: model-props gate: the baseline old.safetensors was produced with "
-                                 "torch 1.13.0 (now *), timm 0.6.12 (now *); its numbers are measured again now*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*UserWarning: model-props gate: the baseline old.safetensors was produced with "
+            "torch 1.13.0 (now *), timm 0.6.12 (now *); its numbers are measured again now*"
+        ]
+    )

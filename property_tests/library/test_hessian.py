@@ -1,22 +1,30 @@
 """Hessian eigenvalues checked against independent references: the dense Hessian of tiny float64 nets
 (``torch.autograd.functional.hessian``), central finite differences of gradients, and the model left as it was."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.func import functional_call
 
 from model_props.errors import MeasurementError
+from model_props.measurements.spectrum import TrainingLoss, hessian_spectrum
 from model_props.measures.hessian import (
-    ape, dense_hessian, hessian_operator, lanczos_top_k, negative_magnitude, nep, power_iteration_top_k,
-    top_k_by_magnitude, trainable_size,
+    ape,
+    dense_hessian,
+    hessian_operator,
+    lanczos_top_k,
+    negative_magnitude,
+    nep,
+    power_iteration_top_k,
+    top_k_by_magnitude,
+    trainable_size,
 )
-from model_props.measures.spectrum import TrainingLoss, hessian_spectrum
 
 K = 5
 TIGHT = 1e-8  # eigenvalues agree to this, relative to the largest |eigenvalue|
@@ -27,7 +35,9 @@ def tiny_net(kind: str, width: int, seed: int) -> nn.Module:
     if kind == "mlp":
         net = nn.Sequential(nn.Flatten(), nn.Linear(12, width), nn.Tanh(), nn.Linear(width, 3))
     else:
-        net = nn.Sequential(nn.Conv2d(3, width, 2), nn.Softplus(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, 3))
+        net = nn.Sequential(
+            nn.Conv2d(3, width, 2), nn.Softplus(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, 3)
+        )
     return net.double()
 
 
@@ -76,7 +86,10 @@ def test_lanczos_equals_the_dense_spectrum_including_negative_eigenvalues(net):
         result = lanczos_top_k(hvp, trainable_size(model), K, tol=1e-10, max_iter=500, seed=net[2])
     assert result.converged
     scale = np.abs(expected).max()
-    assert np.allclose(np.sort(result.eigenvalues), np.sort(expected), atol=TIGHT * scale), (result.eigenvalues, expected)
+    assert np.allclose(np.sort(result.eigenvalues), np.sort(expected), atol=TIGHT * scale), (
+        result.eigenvalues,
+        expected,
+    )
 
 
 def test_the_tiny_hessians_are_indefinite():
@@ -100,7 +113,9 @@ def test_power_iteration_converges_to_the_spectrum_of_a_symmetric_matrix(dim, se
     eigenvalues = magnitudes * rng.choice([-1.0, 1.0], dim)
     q, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
     matrix = torch.from_numpy(q @ np.diag(eigenvalues) @ q.T)
-    result = power_iteration_top_k(lambda v: matrix @ v, dim, K, tol=1e-14, max_iter=20_000, seed=seed, dtype=torch.float64)
+    result = power_iteration_top_k(
+        lambda v: matrix @ v, dim, K, tol=1e-14, max_iter=20_000, seed=seed, dtype=torch.float64
+    )
     assert np.allclose(result.eigenvalues, top_k_by_magnitude(eigenvalues, K), atol=1e-7)
     fast = lanczos_top_k(lambda v: matrix @ v, dim, K, tol=1e-12, seed=seed)
     assert np.allclose(fast.eigenvalues, top_k_by_magnitude(eigenvalues, K), atol=1e-9)
@@ -155,8 +170,10 @@ def test_measuring_leaves_the_model_as_it_was():
 def test_bad_inputs_are_named():
     frozen = nn.Linear(3, 2)
     frozen.requires_grad_(False)
-    with pytest.raises(MeasurementError, match="has no trainable parameters"), \
-            hessian_operator(frozen, torch.randn(2, 3), torch.tensor([0, 1])):
+    with (
+        pytest.raises(MeasurementError, match="has no trainable parameters"),
+        hessian_operator(frozen, torch.randn(2, 3), torch.tensor([0, 1])),
+    ):
         pass
 
     class NaN(nn.Module):
@@ -167,8 +184,10 @@ def test_bad_inputs_are_named():
         def forward(self, x):
             return self.fc(x) * float("nan")
 
-    with pytest.raises(MeasurementError, match=r"the training loss is nan on this batch"), \
-            hessian_operator(NaN(), torch.randn(2, 3), torch.tensor([0, 1])):
+    with (
+        pytest.raises(MeasurementError, match=r"the training loss is nan on this batch"),
+        hessian_operator(NaN(), torch.randn(2, 3), torch.tensor([0, 1])),
+    ):
         pass
 
     class FusedOnly(nn.Module):  # attention through the fused CPU kernel, which has no double backward
@@ -181,8 +200,10 @@ def test_bad_inputs_are_named():
             return self.head(F.scaled_dot_product_attention(q, k, v).mean(2)[:, 0])
 
     model = FusedOnly()
-    with pytest.raises(MeasurementError, match=r"cannot be differentiated twice .*derivative for"), \
-            hessian_operator(model, torch.randn(5, 4, 8), torch.randint(0, 3, (5,))) as hvp:
+    with (
+        pytest.raises(MeasurementError, match=r"cannot be differentiated twice .*derivative for"),
+        hessian_operator(model, torch.randn(5, 4, 8), torch.randint(0, 3, (5,))) as hvp,
+    ):
         hvp(torch.randn(trainable_size(model)))
 
 
@@ -208,6 +229,14 @@ def test_spectrum_protocol_is_seeded_and_needs_full_batches(dataset):
     assert a.eigenvalues.shape == (3, K) and np.array_equal(a.eigenvalues, b.eigenvalues)
     assert np.all(np.diff(np.abs(a.eigenvalues), axis=1) <= 1e-9), "sorted by decreasing magnitude"
     shift = 100.0 * np.abs(a.eigenvalues).max()  # moves every eigenvalue far above zero
-    shifted = hessian_spectrum(model, split_3, TrainingLoss(augment=("crop", "flip"), weight_decay=0.05, shift=shift),
-                               n_batches=3, batch_size=8, seed=1)
-    assert nep(shifted.pooled()) == 0.0 and np.allclose(shifted.eigenvalues[:, 0], shift + a.eigenvalues.max(axis=1), rtol=1e-3)
+    shifted = hessian_spectrum(
+        model,
+        split_3,
+        TrainingLoss(augment=("crop", "flip"), weight_decay=0.05, shift=shift),
+        n_batches=3,
+        batch_size=8,
+        seed=1,
+    )
+    assert nep(shifted.pooled()) == 0.0 and np.allclose(
+        shifted.eigenvalues[:, 0], shift + a.eigenvalues.max(axis=1), rtol=1e-3
+    )

@@ -5,6 +5,7 @@ other than file:, data: and blob: is refused. The test checks that the report sh
 claim tree, a claim's title with its model and verdict, the model parameter and the figure, and saves a
 screenshot to ``reports/html-report.png``.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from model_props.errors import ModelPropsError
-from model_props.html_report import INSTALL_HINT, find_allure
+from model_props.reporting.html import INSTALL_HINT, find_allure
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CLAIMS = "park2022.msa-lowpass"  # supported on vit in every seed of the smoke study, not applicable to resnet
@@ -34,14 +35,23 @@ def _missing(tmp_path: Path) -> str | None:
     return None
 
 
-def test_html_report_shows_claims_verdicts_models_and_figures(pytester: pytest.Pytester, model_store, request, tmp_path):
+def test_html_report_shows_claims_verdicts_models_and_figures(
+    pytester: pytest.Pytester, model_store, request, tmp_path
+):
     if (reason := _missing(pytester.path)) is not None:
         pytest.skip(reason)
     from playwright.sync_api import expect, sync_playwright
 
-    result = pytester.runpytest_subprocess("--pyargs", "model_props.suite", "-k", "msa-lowpass and (vit or resnet)",
-                                           f"--claims-cache={model_store.settings.cache_dir}", "--claims-html", "-p",
-                                           "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "--pyargs",
+        "model_props.suite",
+        "-k",
+        "msa-lowpass and (vit or resnet)",
+        f"--claims-cache={model_store.settings.cache_dir}",
+        "--claims-html",
+        "-p",
+        "no:cacheprovider",
+    )
     index = pytester.path / "reports" / "allure-report" / "index.html"
     assert index.is_file(), result.stdout.str()[-3000:]
     assert "googletagmanager" not in index.read_text(encoding="utf-8")
@@ -53,13 +63,26 @@ def test_html_report_shows_claims_verdicts_models_and_figures(pytester: pytest.P
     shot = Path(request.config.invocation_params.dir) / "reports" / "html-report.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:", "blob:"))
-                          else route.abort())
+            context.route(
+                "**/*",
+                lambda route: (
+                    route.continue_() if route.request.url.startswith(("file:", "data:", "blob:")) else route.abort()
+                ),
+            )
             page = context.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
@@ -70,7 +93,8 @@ def test_html_report_shows_claims_verdicts_models_and_figures(pytester: pytest.P
             page.goto(index.as_uri() + "#" + by_name[title])
             expect(page.get_by_test_id("test-result-info-title")).to_have_text(title)
             model = page.get_by_test_id("metadata-item").filter(
-                has=page.get_by_test_id("metadata-item-key").get_by_text("model", exact=True))
+                has=page.get_by_test_id("metadata-item-key").get_by_text("model", exact=True)
+            )
             expect(model.get_by_test_id("metadata-item-value")).to_have_text("'vit'")  # allure-pytest shows repr()
             figure = page.get_by_test_id("test-result-attachment").filter(has_text="fourier - vit")
             figure.get_by_test_id("test-result-attachment-header").click()

@@ -4,6 +4,7 @@ The wheel is installed (not editable) into a fresh virtualenv that reuses this e
 through a ``.pth`` line (so nothing is downloaded), and every command runs from a folder outside this
 checkout, as in a user's repository.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     (whl,) = out.glob("model_props-*.whl")
     return whl
 
@@ -34,18 +38,44 @@ def venv(tmp_path_factory, wheel) -> Path:
     """A virtualenv with the wheel installed and this environment's dependencies visible (after its own)."""
     env = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    site = Path(subprocess.run([str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (site / "_model_props_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "--no-deps",
-                    "--no-index", "-q", str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(env / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return env
 
 
 def run(venv: Path, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
-    return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True,
-                          env={**environ, **env}, timeout=1800)
+    return subprocess.run(
+        [str(venv / "bin" / args[0]), *args[1:]],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**environ, **env},
+        timeout=1800,
+    )
 
 
 def test_wheel_carries_the_recipes_the_study_data_and_the_suite(wheel):
@@ -58,8 +88,14 @@ def test_wheel_carries_the_recipes_the_study_data_and_the_suite(wheel):
 
 
 def test_installed_package_loads_profiles_and_runs_the_cli(venv, tmp_path):
-    probe = run(venv, "python", "-c", "import model_props, model_props.recipes as r; "
-                "print(model_props.__file__); print(r.load_profile('smoke').references, r.available_profiles())", cwd=tmp_path)
+    probe = run(
+        venv,
+        "python",
+        "-c",
+        "import model_props, model_props.training.profiles as r; "
+        "print(model_props.__file__); print(r.load_profile('smoke').references, r.available_profiles())",
+        cwd=tmp_path,
+    )
     assert probe.returncode == 0, probe.stderr
     where, profiles = probe.stdout.splitlines()
     assert str(venv) in where and str(ROOT) not in where, "imported the checkout, not the installed wheel"
@@ -70,13 +106,17 @@ def test_installed_package_loads_profiles_and_runs_the_cli(venv, tmp_path):
 
 def test_unrelated_project_is_untouched(venv, tmp_path):
     """An installed plugin changes nothing in a session that does not use it: no output, no torch."""
-    (tmp_path / "test_arith.py").write_text("import pytest\n\n@pytest.mark.claim\ndef test_sum():\n    assert 1 + 1 == 2\n")
-    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_arith.py").write_text(
+        "import pytest\n\n@pytest.mark.claim\ndef test_sum():\n    assert 1 + 1 == 2\n"
+    )
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent("""
         import sys
 
         def pytest_unconfigure(config):
             print("TORCH LOADED:", "torch" in sys.modules)
-    """))
+    """)
+    )
     result = run(venv, "python", "-m", "pytest", "-p", "no:cacheprovider", "--strict-markers", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout and "TORCH LOADED: False" in result.stdout
@@ -92,12 +132,14 @@ def test_claim_suite_runs_on_a_user_model_from_the_users_repository(venv, tmp_pa
     project = tmp_path / "userproject"
     (project / "mypkg").mkdir(parents=True)
     (project / "mypkg" / "__init__.py").write_text("")
-    (project / "mypkg" / "models.py").write_text(textwrap.dedent("""
+    (project / "mypkg" / "models.py").write_text(
+        textwrap.dedent("""
         from timm.models.vision_transformer import VisionTransformer
 
         def build(num_classes=10):
             return VisionTransformer(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2, num_classes=num_classes)
-    """))
+    """)
+    )
     sys.path.insert(0, str(project))
     try:
         from mypkg.models import build  # noqa: PLC0415
@@ -108,9 +150,23 @@ def test_claim_suite_runs_on_a_user_model_from_the_users_repository(venv, tmp_pa
     torch.manual_seed(0)
     (project / "runs").mkdir()
     save_file({k: v.contiguous() for k, v in build().state_dict().items()}, str(project / "runs" / "best.safetensors"))
-    result = run(venv, "python", "-m", "pytest", "--pyargs", "model_props.suite", "-p", "no:cacheprovider", "-q",
-                 "--model", "mypkg.models:build", "--checkpoint=runs/best.safetensors",
-                 f"--claims-cache={model_store.settings.cache_dir}", cwd=project, PYTHONPATH=str(project))
+    result = run(
+        venv,
+        "python",
+        "-m",
+        "pytest",
+        "--pyargs",
+        "model_props.suite",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--model",
+        "mypkg.models:build",
+        "--checkpoint=runs/best.safetensors",
+        f"--claims-cache={model_store.settings.cache_dir}",
+        cwd=project,
+        PYTHONPATH=str(project),
+    )
     summary = project / "reports" / "summary.json"
     assert summary.is_file(), result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads(summary.read_text())
@@ -118,5 +174,7 @@ def test_claim_suite_runs_on_a_user_model_from_the_users_repository(venv, tmp_pa
     assert {r["model"] for r in data["results"]} == {"mypkg.models:build"}
     assert {r["claim"] for r in data["results"]} >= {"park2022.msa-lowpass", "raghu2021.skip-dominates"}
     assert data["provenance"]["versions"]["model-props"]
-    assert list((project / "reports" / "allure-results").glob("*-result.json")), "Allure results go to reports/ by default"
+    assert list((project / "reports" / "allure-results").glob("*-result.json")), (
+        "Allure results go to reports/ by default"
+    )
     assert "model-props: claim verdicts" in result.stdout

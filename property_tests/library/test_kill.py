@@ -1,5 +1,6 @@
 """Kill-safety: a process killed with SIGKILL while training or while writing a measurement never leaves a
 cache entry that a later run loads; the later run builds it again, whole."""
+
 from __future__ import annotations
 
 import os
@@ -10,17 +11,15 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 
 TRAIN = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import torch
-    import model_props.training as training
+    import model_props.training.checkpoints as training
     from model_props.data import class_balanced_subset, load_dataset
-    from model_props.recipes import Recipe
+    from model_props.training.recipes import Recipe
     import dataclasses
 
     cache = Path(sys.argv[1])
@@ -37,11 +36,12 @@ WRITE = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import numpy as np
-    import model_props.measurements as measurements
+    import model_props.measurements.cache as report_cache
+    import model_props.measurements.registry as measurements
     from model_props.anatomy import anatomy
     from model_props.data import class_balanced_subset, load_dataset
-    from model_props.measures import TrainingLoss
-    from model_props.recipes import MeasurementSettings
+    from model_props.measurements.spectrum import TrainingLoss
+    from model_props.training.recipes import MeasurementSettings
     from model_props.zoo import build_model
 
     cache = Path(sys.argv[1])
@@ -58,7 +58,7 @@ WRITE = textwrap.dedent("""
         (cache / "started").write_text("writing")
         time.sleep(600)
 
-    measurements.np.savez = stalled_savez
+    report_cache.np.savez = stalled_savez
     measurements.measure("fit", inp, MeasurementSettings(fit_images=64), seed=0, cache_dir=cache)
 """)
 
@@ -83,37 +83,58 @@ def test_killed_while_training_leaves_nothing_loadable(tmp_path, dataset):
     import dataclasses
 
     from model_props.data import class_balanced_subset, load_dataset
-    from model_props.recipes import Recipe
-    from model_props.training import entry_paths, get_trained
+    from model_props.training.checkpoints import entry_paths, get_trained
+    from model_props.training.recipes import Recipe
 
     run_and_kill(TRAIN, tmp_path, settle=2.0)  # well into the training loop (started is written before it)
-    recipe = Recipe(name="killed", profile="test", model="resnet", steps=100000, warmup_steps=5, batch_size=16,
-                    arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+    recipe = Recipe(
+        name="killed",
+        profile="test",
+        model="resnet",
+        steps=100000,
+        warmup_steps=5,
+        batch_size=16,
+        arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]},
+    )
     files, sidecar = entry_paths(recipe, tmp_path)
     assert not sidecar.exists() and not any(f.exists() for f in files.values()), "a killed run left an entry"
     short = dataclasses.replace(recipe, steps=10)  # what a later run asks for: trains, no stale file in the way
     data = load_dataset("deadleaves", cache_dir=tmp_path)
-    data = dataclasses.replace(data, train=class_balanced_subset(data.train, 0.02, seed=0),
-                               val=class_balanced_subset(data.val, 0.05, seed=0), test=class_balanced_subset(data.test, 0.05, seed=0))
+    data = dataclasses.replace(
+        data,
+        train=class_balanced_subset(data.train, 0.02, seed=0),
+        val=class_balanced_subset(data.val, 0.05, seed=0),
+        test=class_balanced_subset(data.test, 0.05, seed=0),
+    )
     assert get_trained(short, cache_dir=tmp_path, data=data, progress=False).from_cache is False
     assert get_trained(short, cache_dir=tmp_path, data=data, progress=False).from_cache is True
 
 
 def test_killed_while_writing_a_measurement_leaves_nothing_loadable(tmp_path, dataset):
-    from model_props import measurements
     from model_props.anatomy import anatomy
     from model_props.data import class_balanced_subset, load_dataset
-    from model_props.measures import TrainingLoss
-    from model_props.recipes import MeasurementSettings
+    from model_props.measurements import registry as measurements
+    from model_props.measurements.spectrum import TrainingLoss
+    from model_props.training.recipes import MeasurementSettings
     from model_props.zoo import build_model
 
     run_and_kill(WRITE, tmp_path, settle=0.2)  # the write is already stalled when started is written
     leftovers = list((tmp_path / "measurements").rglob("*"))
     assert not [p for p in leftovers if p.suffix in (".npz", ".json")], f"a killed write left an entry: {leftovers}"
     data = load_dataset("deadleaves", cache_dir=tmp_path)
-    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}).eval()
-    inp = measurements.MeasureInput("tiny", model, anatomy(model), "ab" * 32, class_balanced_subset(data.test, 0.05, seed=0),
-                                    class_balanced_subset(data.train, 0.01, seed=0), TrainingLoss(), data.name)
+    model = build_model(
+        "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
+    ).eval()
+    inp = measurements.MeasureInput(
+        "tiny",
+        model,
+        anatomy(model),
+        "ab" * 32,
+        class_balanced_subset(data.test, 0.05, seed=0),
+        class_balanced_subset(data.train, 0.01, seed=0),
+        TrainingLoss(),
+        data.name,
+    )
     calls = []
     original = measurements.REPORT_KINDS["fit"]
 

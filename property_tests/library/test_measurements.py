@@ -1,4 +1,5 @@
 """The measurement cache: a warm read recomputes nothing, damage is measured again, keys follow every input."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,24 +8,35 @@ import numpy as np
 import pytest
 import torch
 
-from model_props import measurements
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset
-from model_props.measurements import REPORT_KINDS, MeasureInput, measure, measurement_key
-from model_props.measures import TrainingLoss
-from model_props.recipes import MeasurementSettings
+from model_props.measurements import registry as measurements
+from model_props.measurements.registry import REPORT_KINDS, MeasureInput, measure, measurement_key
+from model_props.measurements.spectrum import TrainingLoss
+from model_props.training.recipes import MeasurementSettings
 from model_props.zoo import build_model
 
-SETTINGS = MeasurementSettings(n_images=64, batch_size=32, fit_images=64, hessian_batches=2, hessian_batch_size=8,
-                               hessian_top_k=2)
+SETTINGS = MeasurementSettings(
+    n_images=64, batch_size=32, fit_images=64, hessian_batches=2, hessian_batch_size=8, hessian_top_k=2
+)
 
 
 @pytest.fixture(scope="module")
 def inp(dataset) -> MeasureInput:
     torch.manual_seed(0)
-    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}).eval()
-    return MeasureInput("tiny", model, anatomy(model), "ab" * 32, class_balanced_subset(dataset.test, 0.05, seed=0),
-                        class_balanced_subset(dataset.train, 0.01, seed=0), TrainingLoss(), dataset.name)
+    model = build_model(
+        "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
+    ).eval()
+    return MeasureInput(
+        "tiny",
+        model,
+        anatomy(model),
+        "ab" * 32,
+        class_balanced_subset(dataset.test, 0.05, seed=0),
+        class_balanced_subset(dataset.train, 0.01, seed=0),
+        TrainingLoss(),
+        dataset.name,
+    )
 
 
 @pytest.fixture
@@ -32,9 +44,11 @@ def calls(monkeypatch):
     """Counts the computations behind ``measure`` per kind."""
     counts: dict[str, int] = {}
     for kind, spec in list(REPORT_KINDS.items()):
+
         def counted(*args, _compute=spec.compute, _kind=kind):
             counts[_kind] = counts.get(_kind, 0) + 1
             return _compute(*args)
+
         monkeypatch.setitem(REPORT_KINDS, kind, dataclasses.replace(spec, compute=counted))
     return counts
 
@@ -78,7 +92,7 @@ def test_the_key_follows_every_input(inp, monkeypatch):
     assert len({base, *variants}) == len(variants) + 1
     # settings a kind does not read leave its key alone
     assert measurement_key("fit", inp, dataclasses.replace(SETTINGS, hessian_batches=9), 0, "cpu") == variants[-1]
-    monkeypatch.setattr(measurements, "measurement_code_hash", lambda: "other code")
+    monkeypatch.setattr(measurements, "code_hash", lambda kind, mutant=False: "other code")
     assert measurement_key("spectrum", inp, SETTINGS, 0, "cpu") != base
 
 

@@ -1,5 +1,6 @@
 """Every measurement against an independent reference (numpy.fft, naive loops, a naive kernel CKA),
 with Hypothesis generating the inputs."""
+
 from __future__ import annotations
 
 import itertools
@@ -13,7 +14,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from model_props.measures import (
-    MinibatchCKA, attention_distance, delta_log_amplitude, feature_variance, hsic_matrix, skip_norm_ratio,
+    MinibatchCKA,
+    attention_distance,
+    delta_log_amplitude,
+    feature_variance,
+    hsic_matrix,
+    skip_norm_ratio,
 )
 from model_props.measures.cka import gram
 from model_props.measures.fourier import EPS, log_amplitude
@@ -23,7 +29,8 @@ finite = st.floats(-10, 10, allow_nan=False, width=32)
 
 def maps(min_side=2, max_side=10):
     return st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(min_side, max_side)).flatmap(
-        lambda s: arrays(np.float32, (s[0], s[1], s[2], s[2]), elements=finite))
+        lambda s: arrays(np.float32, (s[0], s[1], s[2], s[2]), elements=finite)
+    )
 
 
 # ---------------------------------------------------------------- Fourier
@@ -32,7 +39,7 @@ def numpy_delta_log_amplitude(x: np.ndarray) -> np.ndarray:
     h = x.shape[-1]
     amp = np.fft.fftshift(np.log(np.abs(np.fft.fft2(x.astype(np.float64))) + EPS), axes=(-2, -1))
     mean = amp.mean(axis=(0, 1))
-    diag = np.diagonal(mean)[h // 2:]
+    diag = np.diagonal(mean)[h // 2 :]
     return diag - diag[0]
 
 
@@ -55,8 +62,12 @@ def test_constant_map_has_no_high_frequencies(value, side):
 def test_parseval(x):
     power = torch.exp(log_amplitude(torch.from_numpy(x))) - EPS
     h = x.shape[-1]
-    np.testing.assert_allclose((power**2).sum(dim=(-2, -1)).numpy() / (h * h),
-                               (x.astype(np.float64) ** 2).sum(axis=(-2, -1)), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(
+        (power**2).sum(dim=(-2, -1)).numpy() / (h * h),
+        (x.astype(np.float64) ** 2).sum(axis=(-2, -1)),
+        rtol=1e-4,
+        atol=1e-3,
+    )
 
 
 def test_fourier_curve_length_and_shift_convention():
@@ -72,8 +83,9 @@ def test_variance_is_invariant_to_permuting_pixels(x, rnd):
     perm = list(range(h * w))
     rnd.shuffle(perm)
     shuffled = x.reshape(b, c, h * w)[:, :, perm].reshape(b, c, h, w)
-    torch.testing.assert_close(feature_variance(torch.from_numpy(shuffled)), feature_variance(torch.from_numpy(x)),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        feature_variance(torch.from_numpy(shuffled)), feature_variance(torch.from_numpy(x)), rtol=1e-4, atol=1e-4
+    )
 
 
 @given(maps())
@@ -90,15 +102,17 @@ def test_skip_ratio_scales(x, k):
 
 
 # ---------------------------------------------------------------- CKA
-def naive_hsic(k: np.ndarray, l: np.ndarray) -> float:
-    """Unbiased HSIC (Song et al. 2012, Eq. 5), written out term by term."""
+def naive_hsic(k: np.ndarray, m: np.ndarray) -> float:
+    """Unbiased HSIC of the Gram matrices K and L (Song et al. 2012, Eq. 5; L is ``m`` here), term by term."""
     n = k.shape[0]
-    k, l = k.copy(), l.copy()
+    k, m = k.copy(), m.copy()
     np.fill_diagonal(k, 0)
-    np.fill_diagonal(l, 0)
+    np.fill_diagonal(m, 0)
     one = np.ones(n)
-    return float((np.trace(k @ l) + (one @ k @ one) * (one @ l @ one) / ((n - 1) * (n - 2))
-                  - 2 / (n - 2) * one @ k @ l @ one) / (n * (n - 3)))
+    return float(
+        (np.trace(k @ m) + (one @ k @ one) * (one @ m @ one) / ((n - 1) * (n - 2)) - 2 / (n - 2) * one @ k @ m @ one)
+        / (n * (n - 3))
+    )
 
 
 def naive_cka(x: np.ndarray, y: np.ndarray) -> float:
@@ -106,8 +120,11 @@ def naive_cka(x: np.ndarray, y: np.ndarray) -> float:
     return naive_hsic(kx, ky) / math.sqrt(naive_hsic(kx, kx) * naive_hsic(ky, ky))
 
 
-features = st.integers(6, 16).flatmap(lambda n: st.tuples(
-    arrays(np.float64, (n, 5), elements=st.floats(-3, 3)), arrays(np.float64, (n, 7), elements=st.floats(-3, 3))))
+features = st.integers(6, 16).flatmap(
+    lambda n: st.tuples(
+        arrays(np.float64, (n, 5), elements=st.floats(-3, 3)), arrays(np.float64, (n, 7), elements=st.floats(-3, 3))
+    )
+)
 
 
 def _non_degenerate(x) -> bool:

@@ -1,4 +1,5 @@
 """``pytest -n 2`` gives the verdicts and numbers of a serial run, both measuring afresh over one model cache."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,17 @@ SUBSET = "(msa-lowpass or skip-dominates or multistage-block-cka) and (vit or re
 
 def summary(pytester: pytest.Pytester, how: str, model_store, *workers: str) -> dict:
     """Run the subset ``how`` = "inprocess" or "subprocess"; the records of its summary.json by (claim, model)."""
-    getattr(pytester, f"runpytest_{how}")("--pyargs", "model_props.suite", "-k", SUBSET, "--claims-remeasure", "-p",
-                                          "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", *workers)
+    getattr(pytester, f"runpytest_{how}")(
+        "--pyargs",
+        "model_props.suite",
+        "-k",
+        SUBSET,
+        "--claims-remeasure",
+        "-p",
+        "no:cacheprovider",
+        f"--claims-cache={model_store.settings.cache_dir}",
+        *workers,
+    )
     path = pytester.path / "reports" / "summary.json"
     data = json.loads(path.read_text())
     path.unlink()

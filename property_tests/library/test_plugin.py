@@ -1,4 +1,5 @@
 """The pytest plugin, driven through pytester: options, parametrization and one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -20,21 +21,36 @@ def test_collect_shows_the_references_or_the_given_models(suite):
     result = suite.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in REFERENCES] + ["5 tests collected*"])
     result = suite.runpytest("--collect-only", "-q", "--model", "timm:resnet10t", "--model", "mypkg.nets:build")
-    result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in ["timm:resnet10t", "mypkg.nets:build"]]
-                                + ["2 tests collected*"])
+    result.stdout.fnmatch_lines(
+        [f"test_models.py::test_model[[]{n}[]]" for n in ["timm:resnet10t", "mypkg.nets:build"]]
+        + ["2 tests collected*"]
+    )
 
 
 def test_options_are_grouped_with_one_prefix(suite):
     result = suite.runpytest("--help")
-    result.stdout.fnmatch_lines(["model-props: published findings*", "*--claims-profile=*", "*--claims-cache=DIR*",
-                                 "*--claims-data-root=DIR*", "*--claims-device=DEVICE*", "*--claims-seed=N*",
-                                 "*--model=SPEC*", "*--checkpoint=PATH*"])
+    result.stdout.fnmatch_lines(
+        [
+            "model-props: published findings*",
+            "*--claims-profile=*",
+            "*--claims-cache=DIR*",
+            "*--claims-data-root=DIR*",
+            "*--claims-device=DEVICE*",
+            "*--claims-seed=N*",
+            "*--model=SPEC*",
+            "*--checkpoint=PATH*",
+        ]
+    )
 
 
 def test_unknown_model_is_a_usage_error(suite):
     result = suite.runpytest("--model", "vitt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown --model 'vitt'; expected a reference name ('alternet', 'pit', 'resnet', 'swin', 'vit'), 'timm:NAME'*'package.module:factory'*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*unknown --model 'vitt'; expected a reference name ('alternet', 'pit', 'resnet', 'swin', 'vit'), 'timm:NAME'*'package.module:factory'*"
+        ]
+    )
     assert "Traceback" not in result.stderr.str()
 
 
@@ -47,7 +63,9 @@ def test_checkpoints_must_pair_with_models(suite):
 def test_bad_device_is_a_usage_error(suite):
     result = suite.runpytest("--claims-device", "tpu")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*device='tpu' (--claims-device or [[]tool.model_props[]] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"])
+    result.stderr.fnmatch_lines(
+        ["*device='tpu' (--claims-device or [[]tool.model_props[]] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"]
+    )
 
 
 def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store, user_module, monkeypatch):
@@ -56,18 +74,28 @@ def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_
     torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where user_module lives
     # a subprocess: allure-pytest's process-global fixture hooks would see a nested in-process session's fixtures
-    result = pytester.runpytest_subprocess("--model", f"{user_module}:nan", "--checkpoint", str(ckpt), "-k", user_module,
-                                           f"--claims-cache={model_store.settings.cache_dir}")
+    result = pytester.runpytest_subprocess(
+        "--model",
+        f"{user_module}:nan",
+        "--checkpoint",
+        str(ckpt),
+        "-k",
+        user_module,
+        f"--claims-cache={model_store.settings.cache_dir}",
+    )
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*ModelOutputError: model 'usermodels:nan' output has 20 non-finite values (NaN/inf) out of 20*"])
+    result.stdout.fnmatch_lines(
+        ["*ModelOutputError: model 'usermodels:nan' output has 20 non-finite values (NaN/inf) out of 20*"]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path):
     pytester = inprocess
     pytester.makepyfile(test_it="def test_data(dataset):\n    assert dataset\n")
-    result = pytester.runpytest("--claims-profile", "paper", f"--claims-cache={tmp_path}",
-                                f"--claims-data-root={tmp_path / 'nowhere'}")
+    result = pytester.runpytest(
+        "--claims-profile", "paper", f"--claims-cache={tmp_path}", f"--claims-data-root={tmp_path / 'nowhere'}"
+    )
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*DatasetError: dataset='cifar100' not found under --claims-data-root=*offline*"])
     assert "Traceback" not in result.stdout.str()
@@ -76,23 +104,27 @@ def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path)
 def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytest.Pytester, model_store):
     """An (untrained) ResNet through ``check_claim``: the Allure result carries paper, section, claim, model,
     link, figure and numbers, and the session writes the summary files."""
-    pytester.makepyfile(test_it=textwrap.dedent("""
+    pytester.makepyfile(
+        test_it=textwrap.dedent("""
         from model_props.anatomy import anatomy
         from model_props.claims import get_claim
-        from model_props.store import ModelUnderTest
+        from model_props.session.store import ModelUnderTest
         from model_props.zoo import build_model
 
         def test_resnet_claim(check_claim):
             model = build_model("resnet", num_classes=10).eval()
-            mut = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.1}, None, None)
-            outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), mut)
+            tested = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.1}, None, None)
+            outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), tested)
             assert outcome.verdict in ("supported", "contradicted", "inconclusive")
-    """))
+    """)
+    )
     results = pytester.path / "allure"
     # a subprocess: the Allure listener keeps per-process state that a nested in-process run would clobber
     result = pytester.runpytest_subprocess(f"--claims-cache={model_store.settings.cache_dir}", f"--alluredir={results}")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*model-props: claim verdicts*", "claim*untrained-resnet*", "park2022.conv-mlp-highpass *"])
+    result.stdout.fnmatch_lines(
+        ["*model-props: claim verdicts*", "claim*untrained-resnet*", "park2022.conv-mlp-highpass *"]
+    )
     (path,) = results.glob("*-result.json")
     data = json.loads(path.read_text())
     labels = {(d["name"], d["value"]) for d in data["labels"]}
@@ -100,8 +132,10 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytes
     assert ("story", "park2022.conv-mlp-highpass") in labels
     assert any(name == "feature" and value.startswith("Sec. 3.1") for name, value in labels)
     assert ("severity", "critical") in labels
-    assert {"name": "model", "value": "'untrained-resnet'"} in data["parameters"] or \
-        {"name": "model", "value": "untrained-resnet"} in data["parameters"]
+    assert {"name": "model", "value": "'untrained-resnet'"} in data["parameters"] or {
+        "name": "model",
+        "value": "untrained-resnet",
+    } in data["parameters"]
     assert data["links"][0]["url"] == "https://arxiv.org/abs/2202.06709"
     assert sorted(a["type"] for a in data["attachments"]) == ["application/json", "image/png"]
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
@@ -111,8 +145,13 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytes
 
 def test_plugin_registers_its_markers(inprocess):
     result = inprocess.runpytest("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.claim: a test of a published claim*", "@pytest.mark.gate: a claim that gates*",
-                                 "@pytest.mark.slow: *"])
+    result.stdout.fnmatch_lines(
+        [
+            "@pytest.mark.claim: a test of a published claim*",
+            "@pytest.mark.gate: a claim that gates*",
+            "@pytest.mark.slow: *",
+        ]
+    )
 
 
 def test_pyproject_table_configures_the_session(suite):
@@ -127,7 +166,11 @@ def test_unknown_table_key_lists_the_valid_ones(suite):
     suite.makepyprojecttoml('[tool.model_props]\nmodles = ["vit"]\n')
     result = suite.runpytest("--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*[[]tool.model_props]: unknown keys [[]'modles']; valid: 'cache', 'checkpoints', 'data_root', 'device',*'models',*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*[[]tool.model_props]: unknown keys [[]'modles']; valid: 'cache', 'checkpoints', 'data_root', 'device',*'models',*"
+        ]
+    )
 
 
 def test_table_value_of_the_wrong_type_is_named(suite):
@@ -140,9 +183,13 @@ def test_table_value_of_the_wrong_type_is_named(suite):
 def test_users_recipes_folder_adds_profiles(suite, tmp_path):
     recipes = tmp_path / "recipes"
     recipes.mkdir()
-    (recipes / "mine.toml").write_text('[defaults]\nsteps = 10\n[recipes.vit]\nmodel = "vit"\n[recipes.custom]\nmodel = ""\n')
+    (recipes / "mine.toml").write_text(
+        '[defaults]\nsteps = 10\n[recipes.vit]\nmodel = "vit"\n[recipes.custom]\nmodel = ""\n'
+    )
     result = suite.runpytest("--collect-only", "-q", f"--claims-recipes={recipes}", "--claims-profile=mine")
     result.stdout.fnmatch_lines(["test_models.py::test_model[[]vit[]]", "1 test collected*"])
     result = suite.runpytest("--collect-only", f"--claims-recipes={recipes}", "--claims-profile=huge")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"])
+    result.stderr.fnmatch_lines(
+        ["*unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"]
+    )

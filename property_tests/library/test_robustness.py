@@ -1,6 +1,7 @@
 """Robustness measurements checked against references: the band filter keeps exactly its frequencies
 (numpy.fft), perturbations have the requested norm, FGSM equals a hand-written sign-gradient step, PGD stays in
 the eps-ball and in [0, 1], lesioning a unit whose branch is already zero changes nothing."""
+
 from __future__ import annotations
 
 import math
@@ -16,10 +17,12 @@ from torch import nn
 from model_props.anatomy import anatomy
 from model_props.data import Split
 from model_props.errors import MeasurementError, NotApplicable
-from model_props.measures.adversarial import AttackReport, attack_report
-from model_props.measures.corruptions import CORRUPTIONS, SEVERITIES, CorruptionReport, corrupt, corruption_report
-from model_props.measures.lesion import LesionReport, lesion_report, lesioned, removable_units
-from model_props.measures.noise import NoiseReport, band_mask, band_noise, noise_report
+from model_props.measurements.attack import AttackReport, attack_report
+from model_props.measurements.corruption import CorruptionReport, corruption_report
+from model_props.measurements.lesion import LesionReport, lesion_report, lesioned, removable_units
+from model_props.measurements.noise import NoiseReport, noise_report
+from model_props.measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
+from model_props.measures.noise import band_mask, band_noise
 from model_props.zoo import build_model
 
 
@@ -114,7 +117,9 @@ def test_attack_inputs_are_checked(tiny_split):
         def forward(self, x):
             return super().forward(x.detach())
 
-    with pytest.raises(MeasurementError, match=r"cannot attack it, its output is not differentiable with respect to its input"):
+    with pytest.raises(
+        MeasurementError, match=r"cannot attack it, its output is not differentiable with respect to its input"
+    ):
         attack_report(Detached(), tiny_split, n_images=4, epsilons=(1 / 255,), pgd_steps=1, name="'detached'")
 
 
@@ -173,7 +178,9 @@ def test_reports_round_trip_and_compute_their_statistics(tiny_split):
     for report, cls in ((noise, NoiseReport), (corruption, CorruptionReport)):
         back = cls.from_arrays(report.to_arrays())
         assert all(np.array_equal(a, b) for a, b in zip(report.to_arrays().values(), back.to_arrays().values()))
-    anat_model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+    anat_model = build_model(
+        "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
+    )
     images = torch.randint(0, 256, (20, 3, 32, 32), dtype=torch.uint8)
     lesion = lesion_report(anat_model.eval(), anatomy(anat_model), Split(images, torch.arange(20) % 10), n_images=20)
     assert lesion.units == ("layer1.0",) and lesion.kinds == ("conv",) and lesion.correct.shape == (20, 2)

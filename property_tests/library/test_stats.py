@@ -1,4 +1,5 @@
 """Bootstrap intervals and verdicts."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model_props.stats import Estimate, bootstrap, bootstrap_two_sample, decide, samples_to_settle, standardized_effect
+from model_props.claims.stats import (
+    Estimate,
+    bootstrap,
+    bootstrap_two_sample,
+    decide,
+    samples_to_settle,
+    standardized_effect,
+)
 
 
 def mean_of(x):
@@ -15,8 +23,14 @@ def mean_of(x):
 
 @pytest.mark.parametrize(
     ("low", "high", "direction", "verdict"),
-    [(0.1, 0.3, "greater", "supported"), (-0.3, -0.1, "greater", "contradicted"), (-0.1, 0.1, "greater", "inconclusive"),
-     (-0.3, -0.1, "less", "supported"), (0.1, 0.3, "less", "contradicted"), (-0.1, 0.1, "less", "inconclusive")],
+    [
+        (0.1, 0.3, "greater", "supported"),
+        (-0.3, -0.1, "greater", "contradicted"),
+        (-0.1, 0.1, "greater", "inconclusive"),
+        (-0.3, -0.1, "less", "supported"),
+        (0.1, 0.3, "less", "contradicted"),
+        (-0.1, 0.1, "less", "inconclusive"),
+    ],
 )
 def test_decide(low, high, direction, verdict):
     assert decide(Estimate((low + high) / 2, low, high, 0.95, 10), direction, 0.0) == verdict

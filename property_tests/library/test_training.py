@@ -1,4 +1,5 @@
 """Recipes, training, and the checkpoint cache (reuse, determinism, corruption, locking)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +11,10 @@ import torch
 
 from model_props.data import ImageDataset, class_balanced_subset
 from model_props.errors import RecipeError
-from model_props.recipes import Recipe, RecipeSource, get_recipe, list_recipes, load_profile
-from model_props.training import entry_paths, get_trained, train
+from model_props.training.checkpoints import entry_paths, get_trained
+from model_props.training.loop import train
+from model_props.training.profiles import RecipeSource, get_recipe, list_recipes, load_profile
+from model_props.training.recipes import Recipe
 
 REFERENCES = ["alternet", "pit", "resnet", "swin", "vit"]
 
@@ -19,13 +22,23 @@ REFERENCES = ["alternet", "pit", "resnet", "swin", "vit"]
 @pytest.fixture(scope="module")
 def tiny_data(dataset) -> ImageDataset:
     """A 2 % class-balanced slice of the default data: enough to exercise training in seconds."""
-    return dataclasses.replace(dataset, train=class_balanced_subset(dataset.train, 0.02, seed=0),
-                               val=class_balanced_subset(dataset.val, 0.1, seed=0),
-                               test=class_balanced_subset(dataset.test, 0.1, seed=0))
+    return dataclasses.replace(
+        dataset,
+        train=class_balanced_subset(dataset.train, 0.02, seed=0),
+        val=class_balanced_subset(dataset.val, 0.1, seed=0),
+        test=class_balanced_subset(dataset.test, 0.1, seed=0),
+    )
 
 
-TINY = Recipe(name="tiny", profile="test", model="resnet", steps=24, warmup_steps=8, batch_size=32,
-              arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+TINY = Recipe(
+    name="tiny",
+    profile="test",
+    model="resnet",
+    steps=24,
+    warmup_steps=8,
+    batch_size=32,
+    arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]},
+)
 
 
 def test_recipe_trains_to_its_accuracy_floor(model_under_test, model_store):
@@ -50,7 +63,17 @@ def test_smoke_profile_has_the_five_references():
 def test_smoke_references_get_the_same_budget_and_schedule():
     """Fair recipes: one step budget, batch, optimizer and augmentation for every reference."""
     profile = load_profile("smoke")
-    fields = ("steps", "epochs", "batch_size", "optimizer", "weight_decay", "augment", "label_smoothing", "dataset", "subset")
+    fields = (
+        "steps",
+        "epochs",
+        "batch_size",
+        "optimizer",
+        "weight_decay",
+        "augment",
+        "label_smoothing",
+        "dataset",
+        "subset",
+    )
     shared = {tuple(getattr(profile.recipes[n], f) for f in fields) for n in profile.references}
     assert len(shared) == 1, shared
 
@@ -72,13 +95,20 @@ def test_smoke_hyperparameters_are_the_grid_search_selection():
         recipe = profile.recipes[name]
         assert (recipe.lr, recipe.warmup_steps) == (chosen["lr"], chosen["warmup_steps"]), name
         tried = sorted({r["lr"] for r in grid["runs"] if r["model"] == name})
-        assert tried[0] < chosen["lr"] < tried[-1], f"{name}: the selected lr {chosen['lr']} is on the grid's edge {tried}"
+        assert tried[0] < chosen["lr"] < tried[-1], (
+            f"{name}: the selected lr {chosen['lr']} is on the grid's edge {tried}"
+        )
         assert chosen["warmup_steps"] in grid["grid"]["warmup_steps"]
         cpu_chosen = cpu_grid["selected"].get(name, chosen)
-        assert (cpu.recipes[name].lr, cpu.recipes[name].warmup_steps) == (cpu_chosen["lr"], cpu_chosen["warmup_steps"]), name
+        assert (cpu.recipes[name].lr, cpu.recipes[name].warmup_steps) == (
+            cpu_chosen["lr"],
+            cpu_chosen["warmup_steps"],
+        ), name
     for name, chosen in cpu_grid["selected"].items():
         tried = sorted({r["lr"] for r in cpu_grid["runs"] if r["model"] == name})
-        assert tried[0] < chosen["lr"] < tried[-1], f"cpu {name}: the selected lr {chosen['lr']} is on the grid's edge {tried}"
+        assert tried[0] < chosen["lr"] < tried[-1], (
+            f"cpu {name}: the selected lr {chosen['lr']} is on the grid's edge {tried}"
+        )
 
 
 def test_paper_profile_records_the_paper_recipe():
@@ -94,7 +124,9 @@ def test_unknown_profile_and_recipe_list_choices(tmp_path):
     with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'paper', 'smoke'$"):
         load_profile("huge")
     (tmp_path / "mine.toml").write_text("")
-    with pytest.raises(RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' \(built-in, and the user's"):
+    with pytest.raises(
+        RecipeError, match=r"unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' \(built-in, and the user's"
+    ):
         load_profile("huge", RecipeSource(tmp_path))
     with pytest.raises(RecipeError, match=r"profile 'smoke' has no recipe 'vgg'; valid: .*'alternet'"):
         get_recipe("smoke", "vgg")
@@ -131,6 +163,7 @@ def test_training_is_deterministic(tiny_data):
     b = train(TINY, tiny_data, progress=False)
     for (k, va), vb in zip(a.model.state_dict().items(), b.model.state_dict().values()):
         assert torch.equal(va, vb), k
+
     def timeless(metrics):
         return {c: {k: v for k, v in m.items() if k != "train_seconds"} for c, m in metrics.items()}
 
@@ -170,7 +203,9 @@ def test_sidecar_records_provenance(tmp_path, tiny_data):
     meta = json.loads(entry_paths(TINY, tmp_path)[1].read_text())
     assert set(meta["provenance"]["versions"]) == {"model-props", "torch", "timm", "numpy"}
     assert {"cpu", "cpu_count", "torch_threads", "platform"} <= set(meta["provenance"]["machine"])
-    assert meta["recipe"]["seed"] == TINY.seed and meta["code_hash"] and meta["recipe_fingerprint"] == TINY.fingerprint()
+    assert (
+        meta["recipe"]["seed"] == TINY.seed and meta["code_hash"] and meta["recipe_fingerprint"] == TINY.fingerprint()
+    )
     assert trained.provenance["recipe_key"] == entry_paths(TINY, tmp_path)[1].stem
 
 

@@ -4,6 +4,7 @@
 every other one is skipped with its reason. One small CNN runs by default; a hybrid and a ViT at its native
 resolution are ``slow``.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,12 @@ import pytest
 UNSEEN = [
     pytest.param("timm:test_resnet", ["--claims-steps=200"], id="cnn-test_resnet"),
     pytest.param("timm:mobilevit_xxs", ["--claims-steps=750"], id="hybrid-mobilevit_xxs", marks=pytest.mark.slow),
-    pytest.param("timm:deit_tiny_patch16_224", ["--claims-steps=500", "--claims-img-size=64"], id="vit-deit_tiny-64px",
-                 marks=pytest.mark.slow),
+    pytest.param(
+        "timm:deit_tiny_patch16_224",
+        ["--claims-steps=500", "--claims-img-size=64"],
+        id="vit-deit_tiny-64px",
+        marks=pytest.mark.slow,
+    ),
 ]
 
 
@@ -22,8 +27,16 @@ UNSEEN = [
 def test_claim_suite_runs_on_an_unseen_architecture(inprocess: pytest.Pytester, model_store, spec, options):
     # in process (the installed-package tests run the suite on a user's model in a subprocess, from outside
     # the checkout)
-    result = inprocess.runpytest_inprocess("--pyargs", "model_props.suite", "--model", spec, *options,
-                                           f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider")
+    result = inprocess.runpytest_inprocess(
+        "--pyargs",
+        "model_props.suite",
+        "--model",
+        spec,
+        *options,
+        f"--claims-cache={model_store.settings.cache_dir}",
+        "-p",
+        "no:cacheprovider",
+    )
     summary_path = inprocess.path / "reports" / "summary.json"
     assert summary_path.is_file(), result.stdout.str()[-3000:]
     summary = json.loads(summary_path.read_text())

@@ -1,4 +1,5 @@
 """Model specs, checkpoints and the one-line errors for bad models."""
+
 from __future__ import annotations
 
 import pytest
@@ -92,7 +93,9 @@ def test_checkpoint_round_trip(tmp_path, fmt):
     if fmt == "safetensors":
         save_file({k: v.contiguous() for k, v in state.items()}, str(path))
     else:
-        torch.save({"state_dict": {f"module.{k}": v for k, v in state.items()}} if fmt == "torch-wrapped" else state, path)
+        torch.save(
+            {"state_dict": {f"module.{k}": v for k, v in state.items()}} if fmt == "torch-wrapped" else state, path
+        )
     dst = build_model("resnet", num_classes=10).eval()
     load_checkpoint(dst, path)
     x = torch.rand(2, 3, 32, 32)
@@ -116,12 +119,17 @@ def test_corrupt_checkpoint(tmp_path, suffix):
 def test_checkpoint_for_another_architecture(tmp_path):
     path = tmp_path / "resnet.safetensors"
     save_file({k: v.contiguous() for k, v in build_model("resnet", num_classes=10).net.state_dict().items()}, str(path))
-    with pytest.raises(CheckpointError, match=r"does not fit 'vit' \(made for another architecture\?\): missing keys: blocks.0.attn.proj.bias.*unexpected keys: bn1.bias"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"does not fit 'vit' \(made for another architecture\?\): missing keys: blocks.0.attn.proj.bias.*unexpected keys: bn1.bias",
+    ):
         load_checkpoint(build_model("vit", num_classes=10), path)
 
 
 def test_checkpoint_with_other_class_count(tmp_path):
     path = tmp_path / "r100.safetensors"
-    save_file({k: v.contiguous() for k, v in build_model("resnet", num_classes=100).net.state_dict().items()}, str(path))
+    save_file(
+        {k: v.contiguous() for k, v in build_model("resnet", num_classes=100).net.state_dict().items()}, str(path)
+    )
     with pytest.raises(CheckpointError, match=r"shape mismatch: fc.weight \(100, 128\) vs \(10, 128\)"):
         load_checkpoint(build_model("resnet", num_classes=10), path)

@@ -1,0 +1,78 @@
+"""Cache files: where the cache lives, atomic writes, and one lock per entry.
+
+Writers go through :func:`atomic_write` (temp file in the same directory, fsync, ``os.replace``) so a
+reader never sees a half-written file, and through :func:`entry_lock` so two pytest-xdist workers never
+build the same entry twice. Readers verify what they load (a checksum, or a parse) and rebuild on failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock
+
+from ..errors import CacheError
+
+__all__ = ["default_cache_dir", "atomic_write", "entry_lock", "sha256_file"]
+
+LOCK_TIMEOUT_S = 3600.0  # a cold training run of one model holds its lock for minutes, never an hour
+
+
+def default_cache_dir() -> Path:
+    """``$MODEL_PROPS_CACHE`` if set, else ``$XDG_CACHE_HOME/model-props`` (``~/.cache/model-props``)."""
+    if env := os.environ.get("MODEL_PROPS_CACHE"):
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(xdg) / "model-props"
+
+
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
+
+    Call it under the entry's :func:`entry_lock`: it first deletes the temporaries a killed writer of the same
+    entry left behind (no other writer can be at work)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a cache is shared like any other file
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def entry_lock(path: Path) -> Iterator[None]:
+    """Hold an inter-process lock on the cache entry ``path`` (lock file ``path.lock``)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(f"cache directory {str(path.parent)!r} cannot be created: {exc}") from exc
+    with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+        yield
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

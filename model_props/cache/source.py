@@ -1,0 +1,123 @@
+"""Source hashes for cache keys, taken from the import closure of the code that computed an entry.
+
+A cache entry is valid only while the code that produced it is unchanged. Instead of a hand-kept list of
+files (which drifts: a list that forgot the module the anatomy reads its evidence from kept stale unit
+reports), :func:`source_hash` follows imports. From each entry module it parses every import of a module of
+this package, at module level and inside functions, absolute and relative, and follows them transitively;
+importing ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``, so those enter the closure too.
+Imports under ``if TYPE_CHECKING:`` never run and are left out. The hash covers the files' paths and bytes
+in sorted order plus the installed versions of torch, timm and numpy.
+
+The walk is static (:mod:`ast`), so hashing imports nothing, and an entry module may sit in a layer above
+the code that calls the hash (the measurement cache names the mutants' module without importing it).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["PACKAGE", "ROOT", "HASHED_VERSIONS", "import_closure", "source_hash"]
+
+PACKAGE = "model_props"
+HASHED_VERSIONS = ("torch", "timm", "numpy")  # libraries whose kernels and defaults shape a trained model
+
+
+ROOT = Path(__file__).resolve().parents[1]  # the package's folder
+
+
+def _file(module: str, root: Path) -> Path | None:
+    """The source file of a module of this package (``__init__.py`` for a package), None if there is none."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = root.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Names of the modules an AST imports, relative imports resolved against ``module``."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # kept only where a module of that name exists
+        for node_child in ast.iter_child_nodes(node):
+            visit(node_child)
+
+    visit(tree)
+    return found
+
+
+def _with_parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+@functools.cache
+def import_closure(*entries: str, root: Path = ROOT) -> tuple[str, ...]:
+    """Every module of this package that importing ``entries`` may run, sorted by name (``root``: the package's
+    folder, another copy of it in tests)."""
+    seen: set[str] = set()
+    todo = [m for e in entries for m in _with_parents(e)]
+    missing = [e for e in entries if _file(e, root) is None]
+    if missing:
+        raise ValueError(f"no module {missing} in package {PACKAGE!r}")
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        path = _file(module, root)
+        if path is None:  # a name imported from a module (not a module), or a module of another package
+            continue
+        seen.add(module)
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for name in _imports(tree, module, path.name == "__init__.py"):
+            if name.split(".")[0] == PACKAGE:
+                todo.extend(m for m in _with_parents(name) if m not in seen)
+    return tuple(sorted(seen))
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@functools.cache
+def source_hash(*entries: str, root: Path = ROOT) -> str:
+    """16 hex digits of sha256 over the import closure of ``entries`` and the versions of :data:`HASHED_VERSIONS`."""
+    h = hashlib.sha256("|".join(f"{d}={_version(d)}" for d in HASHED_VERSIONS).encode())
+    for module in import_closure(*entries, root=root):
+        path = _file(module, root)
+        assert path is not None  # import_closure keeps modules with a file only
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]

@@ -1,0 +1,229 @@
+"""Report kinds, and :func:`measure`: a model's report of one kind, from the measurement cache or measured now.
+
+A report holds one measurement kind's samples; claims read it through ``Part`` statistics
+``(report, resampled indices) -> number`` over the report's sampling units:
+
+==========  ==========================================  ================================================
+kind        report                                      sampling units
+==========  ==========================================  ================================================
+units       :class:`~.units.UnitReport`                 ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
+spectrum    :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
+fit         :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
+noise       :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands)
+corruption  :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
+attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
+lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
+==========  ==========================================  ================================================
+
+A cache entry is ``<cache>/measurements/<kind>/<key>.npz`` plus its sidecar, written and verified through
+the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
+checkpoint's sha256, plus the mutation of a mutant), the dataset, the kind's settings, the seed, the device
+type, the training loss (for the Hessian), and the source hash of the code the report was computed by: the
+import closure of the kind's module, of the anatomy's mapping for the kinds that read units, and of the
+mutants' module for a mutant (:func:`code_hash`). ``remeasure`` ignores the cache. A model without an
+identity (built in memory) is never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..anatomy.model import Anatomy
+from ..cache import source_hash
+from ..data import Split
+from ..errors import MeasurementError, choices
+from ..training.recipes import MeasurementSettings
+from .attack import AttackReport, attack_report
+from .cache import load_report, report_entry, save_report
+from .corruption import CorruptionReport, corruption_report
+from .fit import FitReport, fit_report
+from .lesion import LesionReport, lesion_report
+from .noise import NoiseReport, noise_report
+from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
+from .units import UnitReport, measure_units
+
+__all__ = [
+    "ReportKind",
+    "Kind",
+    "REPORT_KINDS",
+    "MeasureInput",
+    "measure",
+    "measurement_key",
+    "code_modules",
+    "code_hash",
+]
+
+ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion"]
+ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
+MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
+CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
+
+
+@dataclass(frozen=True)
+class MeasureInput:
+    """Everything a measurement reads about one model."""
+
+    name: str
+    model: Any  # a Classifier in eval mode
+    anatomy: Anatomy
+    identity: str | None  # checkpoint sha256 (+ "+mutation"); None: not cacheable
+    test: Split
+    train: Split  # the model's own training split (for the Hessian batches and the training NLL)
+    loss: TrainingLoss
+    dataset: str
+
+    @property
+    def is_mutant(self) -> bool:
+        return self.identity is not None and "+" in self.identity
+
+
+Compute = Callable[[MeasureInput, MeasurementSettings, int, str], Any]
+
+
+@dataclass(frozen=True)
+class Kind:
+    compute: Compute
+    report: type  # the report class: ``from_arrays(arrays, units)`` and ``to_arrays()``
+    module: str  # the module that computes it (its import closure keys the cache)
+    settings: tuple[str, ...]  # the MeasurementSettings fields it reads
+    reads_anatomy: bool = False
+    uses_loss: bool = False
+
+
+def _units(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> UnitReport:
+    return measure_units(
+        inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed, device=device
+    )
+
+
+def _spectrum(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> SpectrumReport:
+    return hessian_spectrum(
+        inp.model,
+        inp.train,
+        inp.loss,
+        n_batches=m.hessian_batches,
+        batch_size=m.hessian_batch_size,
+        k=m.hessian_top_k,
+        tol=m.hessian_tol,
+        seed=seed,
+        device=device,
+        name=repr(inp.name),
+    )
+
+
+def _fit(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> FitReport:
+    return fit_report(inp.model, inp.test, inp.train, n_images=m.fit_images, seed=seed, device=device)
+
+
+def _noise(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> NoiseReport:
+    return noise_report(inp.model, inp.test, n_images=m.noise_images, seed=seed, device=device)
+
+
+def _corruption(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> CorruptionReport:
+    return corruption_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
+
+
+def _attack(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
+    return attack_report(
+        inp.model,
+        inp.test,
+        n_images=m.attack_images,
+        epsilons=m.attack_epsilons,
+        pgd_steps=m.pgd_steps,
+        seed=seed,
+        device=device,
+        name=repr(inp.name),
+    )
+
+
+def _lesion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> LesionReport:
+    return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)
+
+
+_M = "model_props.measurements."
+REPORT_KINDS: dict[str, Kind] = {
+    "units": Kind(_units, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
+    "spectrum": Kind(
+        _spectrum,
+        SpectrumReport,
+        _M + "spectrum",
+        ("hessian_batches", "hessian_batch_size", "hessian_top_k", "hessian_tol"),
+        uses_loss=True,
+    ),
+    "fit": Kind(_fit, FitReport, _M + "fit", ("fit_images",)),
+    "noise": Kind(_noise, NoiseReport, _M + "noise", ("noise_images",)),
+    "corruption": Kind(_corruption, CorruptionReport, _M + "corruption", ("corruption_images",)),
+    "attack": Kind(_attack, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")),
+    "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
+}
+
+
+def code_modules(kind: str, mutant: bool = False) -> tuple[str, ...]:
+    """The modules whose import closure a ``kind`` report's cache key hashes (see the module docstring)."""
+    spec = REPORT_KINDS[kind]
+    return (
+        spec.module,
+        CACHE_CODE,
+        *([ANATOMY_CODE] if spec.reads_anatomy else []),
+        *([MUTANT_CODE] if mutant else []),
+    )
+
+
+def code_hash(kind: str, mutant: bool = False) -> str:
+    """The source hash of the code a ``kind`` report is computed by."""
+    return source_hash(*code_modules(kind, mutant))
+
+
+def measurement_key(kind: str, inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> str:
+    spec = REPORT_KINDS[kind]
+    key = {
+        "kind": kind,
+        "model": inp.identity,
+        "dataset": inp.dataset,
+        "settings": m.select(*spec.settings),
+        "seed": seed,
+        "device": device.split(":")[0],
+        "code": code_hash(kind, inp.is_mutant),
+        "loss": repr(inp.loss) if spec.uses_loss else None,
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def measure(
+    kind: str,
+    inp: MeasureInput,
+    m: MeasurementSettings,
+    *,
+    seed: int,
+    device: str = "cpu",
+    cache_dir: Path | None = None,
+    remeasure: bool = False,
+) -> Any:
+    """The ``kind`` report of a model: from the measurement cache, or measured now (and cached)."""
+    if kind not in REPORT_KINDS:
+        raise MeasurementError(f"unknown measurement kind={kind!r}; valid: {choices(REPORT_KINDS)}")
+    compute = REPORT_KINDS[kind].compute
+    if cache_dir is None or inp.identity is None:
+        return compute(inp, m, seed, device)
+    entry = report_entry(cache_dir, kind, measurement_key(kind, inp, m, seed, device))
+    with entry.locked():
+        cached = None if remeasure else load_report(entry, REPORT_KINDS[kind].report, inp.anatomy.spatial_units)
+        if cached is not None:
+            return cached
+        start = time.perf_counter()
+        report = compute(inp, m, seed, device)
+        meta = {
+            "kind": kind,
+            "model": inp.name,
+            "identity": inp.identity,
+            "seconds": round(time.perf_counter() - start, 2),
+            "code": code_hash(kind, inp.is_mutant),
+        }
+        entry.write({"report": save_report(report)}, meta)
+        return report

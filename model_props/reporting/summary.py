@@ -1,0 +1,147 @@
+"""The session summary: one record per claim test, ``reports/summary.{json,md}`` and the verdict table.
+
+``summary.json`` is a stable contract for CI tools::
+
+    {
+      "schema_version": 1,
+      "profile": "smoke", "seed": 0, "train_seed": null,
+      "provenance": {"versions": {"model-props": "...", "torch": "...", "timm": "...", "numpy": "..."},
+                     "machine": {"cpu": "...", "cpu_count": 2, "torch_threads": 2, ...}},
+      "models": {"vit": {"accuracy": 0.8, "nll": 0.5, "parameters": 683242, "checkpoint_sha256": "...",
+                         "recipe": "vit", "recipe_fingerprint": "<hash of the recipe but its seed>",
+                         "train_seed": 0, "provenance": {"code_hash": "...", "recipe_key": "...", "versions": {...},
+                                                         "machine": {...}}}},
+      "results": [{"claim": "park2022.msa-lowpass", "model": "vit",
+                   "verdict": "supported" | "contradicted" | "inconclusive" | "skipped" | "xfailed",
+                   "expected": "pass" | "known-failure" | "seed-dependent",
+                   "statistic": "...", "value": -0.12, "interval": [-0.2, -0.05], "reason": "...",
+                   "parts": [{"part": "...", "verdict": "...", "value": ..., "interval": [...], ...}]}]
+    }
+
+``value``/``interval`` are null for skipped records. For ``xfailed`` records the measured verdict is kept
+in ``measured_verdict``. The contract only grows: later claims add records, later versions add keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..claims.base import Claim
+from ..claims.evaluation import ClaimOutcome
+
+__all__ = ["SCHEMA_VERSION", "outcome_record", "skip_record", "model_facts", "write_summary", "verdict_table"]
+
+SCHEMA_VERSION = 1
+SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
+
+
+def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
+    d = outcome.decisive
+    e = d.estimate
+    if e is None:  # never: the decisive part is one that was measured
+        raise ValueError(f"{outcome.claim.id}: the decisive part {d.part.name!r} has no estimate")
+    return {
+        "claim": outcome.claim.id,
+        "model": outcome.model,
+        "verdict": outcome.verdict,
+        "statistic": f"{d.part.name}: {d.part.label}",
+        "value": e.value,
+        "interval": [e.low, e.high],
+        "reason": outcome.message(),
+        "parts": [p.to_json() for p in outcome.parts],
+    }
+
+
+def model_facts(tested: Any) -> dict[str, Any]:
+    """What summary.json says of a model under test: fit, size, weights and where they came from."""
+    recipe = tested.recipe
+    return {
+        "accuracy": tested.metrics["test_accuracy"],
+        "nll": tested.metrics.get("test_nll"),
+        "parameters": tested.parameters,
+        "checkpoint_sha256": tested.checkpoint_sha256,
+        "checkpoint": str(tested.checkpoint) if tested.checkpoint else None,
+        "recipe": recipe.name if recipe else None,
+        "recipe_fingerprint": recipe.fingerprint() if recipe else None,
+        "train_seed": recipe.seed if recipe else None,
+        "provenance": tested.provenance or None,
+    }
+
+
+def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
+    return {
+        "claim": claim.id,
+        "model": model,
+        "verdict": "skipped",
+        "statistic": None,
+        "value": None,
+        "interval": None,
+        "reason": reason,
+        "parts": [],
+    }
+
+
+def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Claims x models, each cell the verdict and the decisive value, as aligned text lines."""
+    results = list(results)
+    models = list(dict.fromkeys(r["model"] for r in results))
+    claims = list(dict.fromkeys(r["claim"] for r in results))
+    cell = {(r["claim"], r["model"]): r for r in results}
+
+    def fmt(r):
+        if r is None:
+            return ""
+        return SHORT[r["verdict"]] + (f" {r['value']:+.3g}" if r.get("value") is not None else "")
+
+    width = max([len(c) for c in claims] + [5])
+    cols = [max([len(m)] + [len(fmt(cell.get((c, m)))) for c in claims]) for m in models]
+    lines = [f"{'claim':{width}s}  " + "  ".join(f"{m:{w}s}" for m, w in zip(models, cols))]
+    for c in claims:
+        lines.append(f"{c:{width}s}  " + "  ".join(f"{fmt(cell.get((c, m))):{w}s}" for m, w in zip(models, cols)))
+    return lines
+
+
+def write_summary(
+    directory: Path,
+    *,
+    profile: str,
+    seed: int,
+    models: Mapping[str, Mapping[str, Any]],
+    results: Sequence[Mapping[str, Any]],
+    train_seed: int | None = None,
+    provenance: Mapping[str, Any] | None = None,
+    gate: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
+    summary = {
+        "schema_version": SCHEMA_VERSION,
+        "profile": profile,
+        "seed": seed,
+        "train_seed": train_seed,
+        "provenance": dict(provenance or {}),
+        "models": dict(models),
+        "results": ordered,
+        "gate": list(gate or []),
+    }
+    (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    lines = [
+        f"# model-props verdicts (profile `{profile}`, seed {seed})",
+        "",
+        "```",
+        *verdict_table(ordered),
+        "```",
+        "",
+        "| claim | model | verdict | statistic | value | interval |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in ordered:
+        val = "" if r["value"] is None else f"{r['value']:.4g}"
+        ival = "" if r["interval"] is None else f"[{r['interval'][0]:.4g}, {r['interval'][1]:.4g}]"
+        lines.append(
+            f"| {r['claim']} | {r['model']} | {r['verdict']} | {r['statistic'] or r['reason']} | {val} | {ival} |"
+        )
+    (directory / "summary.md").write_text("\n".join(lines) + "\n")

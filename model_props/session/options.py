@@ -1,0 +1,237 @@
+"""The session's options, declared once: the pytest options, the ``[tool.model_props]`` keys, their defaults
+and the ``model-props`` CLI flags are all generated from :data:`OPTIONS` (a test checks that they agree).
+
+The table (paths are relative to the pyproject's folder)::
+
+    [tool.model_props]
+    profile = "smoke"                   # a built-in profile or one of recipes_dir
+    models = ["mypkg.models:build"]     # the models under test (default: the profile's references)
+    checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }
+    cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
+    data_root = "data"                  # CIFAR-10/100 for profiles that use them
+    device = "cpu"
+    seed = 0                            # measurement sampling seed
+    train_seed = 1                      # train every recipe with this seed instead of its own
+    recipes_dir = "recipes"             # the user's profiles: <profile>.toml (+ <profile>-seeds.json)
+    remeasure = false                   # ignore the measurement cache
+    img_size = 64                       # train and measure your models at this size (the references stay at 32)
+
+    [tool.model_props.recipes.custom]   # field overrides of the selected profile's recipes
+    steps = 2000
+
+An unknown key is an error that lists the valid ones. This module imports nothing heavy: the pytest plugin
+reads the table before it knows whether the session uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import tomllib
+
+from ..errors import ConfigError, choices
+
+__all__ = ["Option", "OPTIONS", "TABLE", "DEFAULTS", "read_table", "PYTEST_GROUP"]
+
+PYTEST_GROUP = "model-props"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its ``[tool.model_props]`` key (None: command line only), pytest option and CLI flag."""
+
+    name: str  # the key of the merged settings (and of the table, where ``table``)
+    kind: type  # the table's type (str for paths)
+    what: str  # a short description, for error messages
+    help: str
+    default: Any = None  # None: not given (a derived default, e.g. the cache folder, applies)
+    table: bool = True  # a key of [tool.model_props]
+    pytest: str | None = None  # the pytest option, e.g. "--claims-profile"
+    cli: Literal["common", "train"] | None = None  # a flag of every model-props subcommand, or of `train`
+    cli_flag: str | None = None  # the CLI flag; default: the pytest option without its "claims-" prefix
+    cli_help: str | None = None  # the CLI flag's help where it differs from the pytest option's
+    metavar: str | None = None
+    action: Literal["store", "store_true", "append"] = "store"
+    path: bool = False  # a path: relative to the pyproject in the table, to the working directory on a command line
+
+    @property
+    def dest(self) -> str:
+        """The pytest option's ``dest`` (one prefix for every option of the plugin)."""
+        return f"claims_{self.name}"
+
+    @property
+    def flag(self) -> str | None:
+        """The CLI flag, e.g. ``--profile``."""
+        if self.cli is None:
+            return None
+        return self.cli_flag or (self.pytest or "").replace("--claims-", "--")
+
+    @property
+    def arg_type(self) -> type | None:
+        """The command-line type argparse converts to (paths stay strings until the settings resolve them)."""
+        return int if self.kind is int and self.action == "store" else None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "profile",
+        str,
+        "recipe profile",
+        "recipe profile: smoke (CPU, minutes), paper (GPU), or one of --claims-recipes",
+        "smoke",
+        pytest="--claims-profile",
+        cli="common",
+        metavar="NAME",
+    ),
+    Option(
+        "cache",
+        str,
+        "cache folder",
+        "cache of datasets, trained models and measurements. Default: $MODEL_PROPS_CACHE or ~/.cache/model-props",
+        pytest="--claims-cache",
+        cli="common",
+        metavar="DIR",
+        path=True,
+    ),
+    Option(
+        "data_root",
+        str,
+        "folder of CIFAR-10/100",
+        "folder holding CIFAR-10/100 (torchvision layout) for profiles that use them",
+        pytest="--claims-data-root",
+        cli="common",
+        metavar="DIR",
+        path=True,
+    ),
+    Option(
+        "device",
+        str,
+        "torch device",
+        "torch device for training and measurements: cpu, cuda, cuda:N, mps",
+        "cpu",
+        pytest="--claims-device",
+        cli="common",
+        metavar="DEVICE",
+    ),
+    Option(
+        "seed",
+        int,
+        "measurement sampling seed",
+        "seed of every measurement's sampling",
+        0,
+        pytest="--claims-seed",
+        metavar="N",
+    ),
+    Option(
+        "train_seed",
+        int,
+        "training seed for every recipe",
+        "train every recipe with seed N instead of its own (a different set of references)",
+        pytest="--claims-train-seed",
+        cli="train",
+        metavar="N",
+    ),
+    Option(
+        "recipes_dir",
+        str,
+        "folder of the user's profiles",
+        "a folder of your own profiles (<profile>.toml); a file named like a built-in profile extends it",
+        pytest="--claims-recipes",
+        cli="common",
+        metavar="DIR",
+        path=True,
+    ),
+    Option(
+        "recipes",
+        dict,
+        "per-recipe field overrides",
+        "per-recipe field overrides ([tool.model_props.recipes.NAME] tables)",
+    ),
+    Option(
+        "remeasure",
+        bool,
+        "ignore the measurement cache",
+        "ignore the measurement cache and measure again",
+        False,
+        pytest="--claims-remeasure",
+        action="store_true",
+    ),
+    Option(
+        "models",
+        list,
+        "model specs under test",
+        "a model to test instead of the references: a reference name, timm:NAME or package.module:factory (repeatable)",
+        pytest="--model",
+        cli="train",
+        cli_flag="--model",
+        metavar="SPEC",
+        action="append",
+        cli_help="also train a user model spec or a variant recipe (repeatable)",
+    ),
+    Option(
+        "checkpoints",
+        dict,
+        "model spec -> weights file",
+        "weights for the --model at the same position (safetensors or torch state dict); "
+        "without it the model is trained with the profile's 'custom' recipe",
+        pytest="--checkpoint",
+        metavar="PATH",
+        action="append",
+    ),
+    Option(
+        "img_size",
+        int,
+        "image size for your models (their native resolution)",
+        "train and measure your --model at N px (its native resolution); claims that compare "
+        "with the references (at the profile's size) are then skipped",
+        pytest="--claims-img-size",
+        metavar="N",
+    ),
+    Option(
+        "steps",
+        int,
+        "training steps of your models",
+        "train your --model (given without --checkpoint) for N optimizer steps, warm-up N/8, "
+        "instead of the profile's custom recipe budget",
+        table=False,
+        pytest="--claims-steps",
+        metavar="N",
+    ),
+    Option(
+        "html",
+        bool,
+        "generate the HTML report",
+        "after the run, generate the Allure HTML report reports/allure-report/index.html (needs "
+        "Node.js and Allure 3: npm ci --prefix reports)",
+        False,
+        table=False,
+        pytest="--claims-html",
+        action="store_true",
+    ),
+    Option("gate", dict, "release gate", "release gate ([tool.model_props.gate]: claims, baseline, tolerances)"),
+)
+TABLE: dict[str, Option] = {o.name: o for o in OPTIONS if o.table}
+DEFAULTS: dict[str, Any] = {o.name: o.default for o in OPTIONS if o.default is not None}
+
+
+def read_table(pyproject: Path) -> dict[str, Any]:
+    """The ``[tool.model_props]`` table of ``pyproject`` (empty if absent), checked against :data:`TABLE`."""
+    if not pyproject.is_file():
+        return {}
+    try:
+        data = tomllib.loads(pyproject.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from exc
+    table = data.get("tool", {}).get("model_props", {})
+    unknown = set(table) - set(TABLE)
+    if unknown:
+        raise ConfigError(f"{pyproject} [tool.model_props]: unknown keys {sorted(unknown)}; valid: {choices(TABLE)}")
+    for key, value in table.items():
+        option = TABLE[key]
+        if not isinstance(value, option.kind) or (option.kind is int and isinstance(value, bool)):
+            raise ConfigError(
+                f"{pyproject} [tool.model_props]: {key}={value!r} must be a {option.kind.__name__} ({option.what})"
+            )
+    return table

@@ -1,0 +1,100 @@
+"""Session settings: the declared defaults, then the ``[tool.model_props]`` table of the project's
+pyproject.toml, then the command line (later wins). The options themselves are declared in :mod:`.options`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..cache.files import default_cache_dir
+from ..errors import ConfigError
+from ..training.profiles import Profile, RecipeSource, load_profile
+from .options import DEFAULTS, OPTIONS
+
+__all__ = ["Settings", "validate_device"]
+
+
+def validate_device(device: str) -> str:
+    if device in ("cpu", "cuda", "mps") or (device.startswith("cuda:") and device[5:].isdigit()):
+        return device
+    raise ConfigError(
+        f"device={device!r} (--claims-device or [tool.model_props] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'"
+    )
+
+
+_PATHS = tuple(o.name for o in OPTIONS if o.path)
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: str = DEFAULTS["profile"]
+    recipes: RecipeSource = field(default_factory=RecipeSource)
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    data_root: Path | None = None
+    device: str = DEFAULTS["device"]
+    seed: int = DEFAULTS["seed"]
+    train_seed: int | None = None
+    progress: bool = True
+    models: tuple[str, ...] = ()
+    checkpoints: Mapping[str, Path] = field(default_factory=dict)
+    remeasure: bool = DEFAULTS["remeasure"]
+    gate: Mapping[str, Any] = field(default_factory=dict)
+    img_size: int | None = None
+
+    @cached_property
+    def profile_data(self) -> Profile:
+        return load_profile(self.profile, self.recipes)
+
+    @classmethod
+    def resolve(cls, table: Mapping[str, Any], base: Path, cli: Mapping[str, Any]) -> Settings:
+        """Merge the pyproject ``table`` (its paths relative to ``base``) and the command line ``cli`` (values
+        that are None or empty were not given; its paths are relative to the working directory)."""
+        merged = dict(table)
+        for key in _PATHS:
+            if key in merged:
+                merged[key] = base / Path(merged[key]).expanduser()
+        merged["checkpoints"] = {m: base / Path(c).expanduser() for m, c in table.get("checkpoints", {}).items()}
+        given = {k: v for k, v in cli.items() if v is not None and v != []}
+        for key in _PATHS:
+            if key in given:
+                given[key] = Path(given[key]).expanduser()
+        if "models" in given:  # models from the command line come with their own checkpoints, or none
+            ckpts = given.pop("checkpoints", [])
+            if ckpts and len(ckpts) != len(given["models"]):
+                raise ConfigError(
+                    f"got {len(ckpts)} --checkpoint for {len(given['models'])} --model; give one "
+                    "--checkpoint per --model, in order"
+                )
+            merged["checkpoints"] = {m: Path(c).expanduser() for m, c in zip(given["models"], ckpts)}
+        elif "checkpoints" in given:
+            raise ConfigError("--checkpoint needs a --model at the same position")
+        steps = given.pop("steps", None)
+        merged.update(given)
+        if steps is not None:  # --claims-steps: the budget of the custom recipe that trains a user's model
+            custom = {**merged.get("recipes", {}).get("custom", {}), "steps": steps, "warmup_steps": steps // 8}
+            merged["recipes"] = {**merged.get("recipes", {}), "custom": custom}
+        models = tuple(merged.get("models", ()))
+        stray = set(merged["checkpoints"]) - set(models)
+        if stray:
+            raise ConfigError(
+                f"[tool.model_props] checkpoints name {sorted(stray)}, which are not among the models {list(models)}"
+            )
+        return cls(
+            profile=merged.get("profile", DEFAULTS["profile"]),
+            recipes=RecipeSource(merged.get("recipes_dir"), merged.get("recipes", {})),
+            cache_dir=merged.get("cache") or default_cache_dir(),
+            data_root=merged.get("data_root"),
+            device=validate_device(merged.get("device", DEFAULTS["device"])),
+            seed=merged.get("seed", DEFAULTS["seed"]),
+            train_seed=merged.get("train_seed"),
+            progress=bool(merged.get("progress", True)),
+            models=models,
+            checkpoints=merged["checkpoints"],
+            remeasure=bool(merged.get("remeasure", DEFAULTS["remeasure"])),
+            gate=merged.get("gate", {}),
+            img_size=merged.get("img_size"),
+        )

@@ -1,0 +1,280 @@
+"""Models under test, built (trained, loaded from the cache, or loaded from a checkpoint) once a session."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..anatomy import Anatomy, anatomy
+from ..cache import sha256_file
+from ..claims.expectations import SeedStudy, load_study
+from ..data import ImageDataset, load_dataset
+from ..measurements.registry import MeasureInput, measure
+from ..measurements.spectrum import TrainingLoss
+from ..training.checkpoints import get_trained, is_cached
+from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, evaluate, training_split
+from ..training.profiles import Profile
+from ..training.recipes import Recipe
+from ..zoo import Classifier, build_model, check_model, load_checkpoint, parse_spec
+from .settings import Settings
+
+__all__ = ["ModelUnderTest", "ModelStore"]
+
+
+@dataclass
+class ModelUnderTest:
+    name: str
+    model: Classifier  # eval mode
+    anatomy: Anatomy
+    metrics: dict[str, Any]
+    recipe: Recipe | None
+    checkpoint: Path | None
+    checkpoint_sha256: str | None = None
+    from_cache: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)
+    checkpoint_name: str = "final"
+    dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
+    mutation: str | None = None  # set on mutants (model_props.testing.mutants)
+    loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    @property
+    def identity(self) -> str | None:
+        """What a measurement of this model is keyed by: its weights' sha256, plus the mutation of a mutant."""
+        if self.checkpoint_sha256 is None:
+            return None
+        return self.checkpoint_sha256 + (f"+{self.mutation}" if self.mutation else "")
+
+
+LONG_TRAINING_S = 600.0  # a custom-recipe training longer than this is announced first
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(f"model-props: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class ModelStore:
+    settings: Settings
+    notify: Callable[[str], None] = _stderr  # where announcements go (the plugin routes them to the terminal)
+    _models: dict[tuple[str, str], ModelUnderTest] = field(default_factory=dict)
+    _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
+    _data: dict[str, ImageDataset] = field(default_factory=dict)
+
+    @property
+    def profile(self) -> Profile:
+        return self.settings.profile_data
+
+    @cached_property
+    def study(self) -> SeedStudy | None:
+        """The profile's seed study (accuracy floors, known failures), if it has one."""
+        return load_study(self.settings.profile, self.settings.recipes.user_dir)
+
+    def dataset(self, name: str | None = None) -> ImageDataset:
+        """A dataset by name, loaded once; by default the profile's (its ``custom`` recipe's) dataset."""
+        name = name or self.profile.recipe("custom").dataset
+        if name not in self._data:
+            s = self.settings
+            self._data[name] = load_dataset(name, cache_dir=s.cache_dir, data_root=s.data_root, seed=0)
+        return self._data[name]
+
+    def models_under_test(self) -> list[str]:
+        """The ``--model`` specs, or else the profile's references."""
+        return list(self.settings.models) or self.profile.references
+
+    def user_dataset(self) -> str:
+        """The dataset of a user's model: the profile's, at ``--claims-img-size`` when one was given (the
+        references and variants stay at the profile's size)."""
+        base = self.profile.recipe("custom").dataset
+        return f"{base}@{self.settings.img_size}" if self.settings.img_size else base
+
+    def recipe(self, name: str) -> Recipe:
+        """The recipe that trains ``name`` (a recipe of the profile, or the ``custom`` template for a user spec),
+        with the session's training seed if one was given."""
+        recipe = self.profile.recipes.get(name)
+        if recipe is None:
+            recipe = dataclasses.replace(self.profile.custom(name), dataset=self.user_dataset())
+        if self.settings.train_seed is not None:
+            recipe = dataclasses.replace(recipe, seed=self.settings.train_seed)
+        return recipe
+
+    @cached_property
+    def checkpoints_needed(self) -> dict[str, set[str]]:
+        """Per model, the checkpoints the claim catalogue reads of it (the models under test: 'final' and what
+        the parts read of the model under test), so that each is trained once, as far as it is needed."""
+        from ..claims import list_claims
+
+        needed: dict[str, set[str]] = {n: {"final"} for n in self.models_under_test()}
+        for claim in list_claims():
+            for part in claim.parts:
+                for name in [part.subject, part.versus] if part.subject else [*self.models_under_test(), part.versus]:
+                    if name:
+                        needed.setdefault(name, set()).add(part.checkpoint)
+        return needed
+
+    def last_checkpoint_needed(self, name: str) -> Checkpoint:
+        """How far ``name`` must be trained: ``final`` unless the catalogue reads only its ``warmup`` checkpoint."""
+        return "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
+
+    def pretrain(self, names: list[str], *, workers: int | None = None) -> list[str]:
+        """Train at once, in worker processes, the profile's recipes among ``names`` that the cache lacks, each as
+        far as the catalogue reads it; the names trained. Nothing happens for fewer than two, or off the CPU
+        (a GPU runs one training at a time best); the session then trains lazily, one model at a time."""
+        import os
+
+        from ..training.parallel import map_recipes, train_until
+
+        s = self.settings
+        until, todo = {}, []
+        for name in dict.fromkeys(names):
+            if name in s.checkpoints or name not in self.profile.recipes:
+                continue
+            recipe = self.recipe(name)
+            until[name] = self.last_checkpoint_needed(name)
+            if not is_cached(recipe, s.cache_dir, until[name]):
+                todo.append(recipe)
+        workers = min(len(todo), workers or os.cpu_count() or 1)
+        if workers < 2 or s.device != "cpu":
+            return []
+        for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
+            self.dataset(recipe.dataset)
+        self.notify(
+            f"training {len(todo)} models, {workers} at a time: "
+            + ", ".join(f"{r.name} ({until[r.name]})" for r in todo)
+        )
+        train = functools.partial(train_until, s.cache_dir, s.data_root, until)
+        for recipe, metrics in map_recipes(train, todo, workers=workers):
+            self.notify(
+                f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
+                f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
+            )
+        return [r.name for r in todo]
+
+    def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
+        """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model)."""
+        key = (name, "final" if name in self.settings.checkpoints else checkpoint)
+        if key not in self._models:
+            self._models[key] = self._build(name, checkpoint)
+        return self._models[key]
+
+    def built(self) -> dict[str, ModelUnderTest]:
+        return {n: m for (n, c), m in self._models.items() if c == "final"}
+
+    def report(self, name: str, kind: str, checkpoint: Checkpoint = "final") -> Any:
+        """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once."""
+        return self.report_for(self.get(name, checkpoint), kind)
+
+    def report_for(self, tested: ModelUnderTest, kind: str) -> Any:
+        """The ``kind`` report of any model (a stored one, or a mutant): once a session, and from the
+        measurement cache when its inputs did not change."""
+        s = self.settings
+        identity = tested.identity  # None: a model without an identity is measured each time
+        if identity is None or (identity, kind) not in self._reports:
+            report = measure(
+                kind,
+                self.measure_input(tested),
+                self.profile.measurement,
+                seed=s.seed,
+                device=s.device,
+                cache_dir=s.cache_dir,
+                remeasure=s.remeasure,
+            )
+            if identity is None:
+                return report
+            self._reports[(identity, kind)] = report
+        return self._reports[(identity, kind)]
+
+    def measure_input(self, tested: ModelUnderTest) -> MeasureInput:
+        """What a measurement reads of ``tested``: its test data, its own training split and training loss."""
+        recipe = tested.recipe or self.profile.custom(tested.name)
+        data = self.dataset(tested.dataset)
+        train = training_split(recipe, data) if tested.recipe else data.train
+        loss = dataclasses.replace(TrainingLoss.of(recipe), shift=tested.loss_shift)
+        return MeasureInput(
+            tested.name, tested.model, tested.anatomy, tested.identity, data.test, train, loss, data.name
+        )
+
+    def _build(self, name: str, checkpoint: Checkpoint) -> ModelUnderTest:
+        s = self.settings
+        ckpt = s.checkpoints.get(name)
+        if ckpt is None:
+            if name not in self.profile.recipes:
+                parse_spec(name)
+            recipe = self.recipe(name)
+            train = functools.partial(
+                get_trained,
+                recipe,
+                cache_dir=s.cache_dir,
+                data_root=s.data_root,
+                data=self.dataset(recipe.dataset),
+                device=s.device,
+                progress=s.progress,
+            )
+            if name not in self.profile.recipes and not is_cached(recipe, s.cache_dir, checkpoint):
+                self._announce(name, recipe)
+            if checkpoint != "final" and "final" in self.checkpoints_needed.get(name, ()):
+                train(checkpoint="final")  # one run keeps both checkpoints; the next line reads from the cache
+            trained = train(checkpoint=checkpoint)
+            return ModelUnderTest(
+                name,
+                trained.model,
+                anatomy(trained.model),
+                trained.metrics,
+                recipe,
+                trained.path,
+                trained.sha256,
+                trained.from_cache,
+                trained.provenance,
+                checkpoint,
+                recipe.dataset,
+            )
+        return self._load(name, ckpt, name)
+
+    def _announce(self, name: str, recipe: Recipe) -> None:
+        """Before a long training of a user's model: say how long, measured on this machine."""
+        data = self.dataset(recipe.dataset)
+        seconds, steps = estimate_training_seconds(recipe, data, device=self.settings.device)
+        if seconds > LONG_TRAINING_S:
+            self.notify(
+                f"training {name} with profile {self.profile.name!r}'s custom recipe ({steps} steps) will take about "
+                f"{seconds / 60:.0f} min on this machine ({seconds / steps:.2f} s per step); give --claims-steps N "
+                f"or a --checkpoint to shorten it"
+            )
+
+    def baseline(self, name: str, path: Path) -> ModelUnderTest:
+        """The model spec ``name`` with the baseline weights ``path`` (the release gate's comparison)."""
+        key = (f"{name}@baseline", "final")
+        if key not in self._models:
+            self._models[key] = self._load(name, path, key[0])
+        return self._models[key]
+
+    def _load(self, spec: str, path: Path, label: str) -> ModelUnderTest:
+        """The model ``spec`` built for the profile's data and loaded with the weights at ``path``."""
+        if spec not in self.profile.recipes:
+            parse_spec(spec)
+        recipe = self.profile.recipes.get(spec)
+        data = self.dataset(recipe.dataset if recipe else self.user_dataset())
+        mean, std = channel_stats(data.train)
+        model = build_model(
+            recipe.model if recipe else spec,
+            num_classes=data.num_classes,
+            img_size=data.image_size,
+            arch_kwargs=recipe.arch if recipe else None,
+            mean=mean,
+            std=std,
+        )
+        load_checkpoint(model, path)
+        check_model(model)
+        model.to(self.settings.device).eval()
+        metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=self.settings.device).items()}
+        return ModelUnderTest(label, model, anatomy(model), metrics, None, path, sha256_file(path), dataset=data.name)

@@ -1,0 +1,157 @@
+"""Cache keys cover everything a cached thing was computed from: the source hash follows the import closure
+(module-level and function-level imports, relative and absolute, package ``__init__`` files), so a change to
+any module the anatomy imports invalidates the unit reports, while a change to the report writer invalidates
+neither the model cache nor the measurement cache. The hand-kept file list it replaced fails the same check."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from model_props.cache.source import ROOT, import_closure, source_hash
+from model_props.measurements.registry import ANATOMY_CODE, REPORT_KINDS, code_modules
+from model_props.training.checkpoints import TRAINING_CODE
+
+REPORT_WRITER = "reporting/summary.py"
+# The measurement code list the cache keyed by before (translated to the subpackage layout): it missed the
+# tracer and the evidence it records, which decide which units a model has.
+OLD_MEASUREMENT_FILES = (
+    "measures",
+    "anatomy/capture.py",
+    "anatomy/mapping.py",
+    "anatomy/model.py",
+    "testing/mutants.py",
+    "measurements",
+    "data",
+    "zoo",
+)
+
+Hash = Callable[[Path], str]
+
+
+@pytest.fixture
+def package(tmp_path) -> Path:
+    """A copy of the package's sources that a test may edit."""
+    return Path(shutil.copytree(ROOT, tmp_path / "model_props", ignore=shutil.ignore_patterns("__pycache__")))
+
+
+def _touch(root: Path, relative: str) -> None:
+    path = root / relative
+    path.write_text(path.read_text() + "\n# changed\n")
+
+
+def _unit_report_hash(root: Path) -> str:
+    return source_hash(*code_modules("units"), root=root)
+
+
+def _old_list_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    for name in OLD_MEASUREMENT_FILES:
+        for f in sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]:
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _relative(module: str) -> str:
+    """A module's file, relative to the package folder."""
+    base = ROOT.joinpath(*module.split(".")[1:])
+    return (
+        (base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py")
+        .relative_to(ROOT)
+        .as_posix()
+    )
+
+
+def _anatomy_files() -> list[str]:
+    """Every file the anatomy's mapping imports, directly or not."""
+    return [_relative(m) for m in import_closure(ANATOMY_CODE)]
+
+
+def _not_invalidated(hash_of: Hash, root: Path, files: list[str]) -> list[str]:
+    """The files among ``files`` whose change leaves ``hash_of(root)`` as it was."""
+    missed = []
+    for relative in files:
+        before = hash_of(root)
+        _touch(root, relative)
+        source_hash.cache_clear()
+        import_closure.cache_clear()
+        if hash_of(root) == before:
+            missed.append(relative)
+    return missed
+
+
+def test_the_closure_holds_the_tracer_the_data_and_the_zoo():
+    closure = import_closure(*code_modules("units"))
+    for module in (
+        "model_props.anatomy.tracer",
+        "model_props.anatomy.evidence",
+        "model_props.anatomy.mapping",
+        "model_props.measures.cka",
+        "model_props.data.deadleaves",
+        "model_props.zoo.vit",
+        "model_props.measurements.units",
+        "model_props.measurements.cache",
+        "model_props.errors",
+    ):
+        assert module in closure
+    assert not [
+        m for m in closure if m.startswith(("model_props.reporting", "model_props.plugin", "model_props.claims"))
+    ]
+
+
+def test_a_change_to_any_module_the_anatomy_imports_invalidates_unit_reports(package):
+    files = _anatomy_files()
+    assert "anatomy/tracer.py" in files and "__init__.py" in files and len(files) >= 8
+    assert _not_invalidated(_unit_report_hash, package, files) == []
+
+
+def test_the_old_file_list_missed_the_tracer(package):
+    """The same check fails on the hand-kept list the closure replaced: it can catch the bug it guards."""
+    assert "anatomy/tracer.py" in _not_invalidated(_old_list_hash, package, _anatomy_files())
+
+
+def test_a_change_to_the_report_writer_invalidates_no_cache(package):
+    def every_cache_key(root: Path) -> str:
+        keys = [source_hash(TRAINING_CODE, root=root)]
+        keys += [
+            source_hash(*code_modules(kind, mutant), root=root) for kind in REPORT_KINDS for mutant in (False, True)
+        ]
+        return "|".join(keys)
+
+    assert _not_invalidated(every_cache_key, package, [REPORT_WRITER]) == [REPORT_WRITER]
+
+
+def test_a_change_to_the_training_loop_invalidates_trained_models_not_reports_of_other_kinds(package):
+    assert _not_invalidated(lambda r: source_hash(TRAINING_CODE, root=r), package, ["training/loop.py"]) == []
+    lesion = ["measurements/lesion.py"]
+    assert _not_invalidated(lambda r: source_hash(*code_modules("fit"), root=r), package, lesion) == lesion
+
+
+def test_function_level_relative_and_type_checking_imports(tmp_path):
+    root = tmp_path / "model_props"
+    (root / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "sub/__init__.py": "from .a import f\n",
+        "sub/a.py": "def f():\n    from ..b import g\n    return g\n",
+        "b.py": "import model_props.c as c\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import d\n",
+        "c.py": "",
+        "d.py": "",
+        "e.py": "",
+    }
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    assert import_closure("model_props.sub.a", root=root) == (
+        "model_props",
+        "model_props.b",
+        "model_props.c",
+        "model_props.sub",
+        "model_props.sub.a",
+    )
+    with pytest.raises(ValueError, match="no module"):
+        import_closure("model_props.nowhere", root=root)
