@@ -3,7 +3,7 @@
 Every reference of a profile keeps the profile's step budget and schedule (linear warm-up, cosine decay);
 only ``lr`` and ``warmup_steps`` vary over the stated grid. A configuration is scored by its accuracy on
 the validation split carved from the training data (ties: lower validation NLL); the test split is never
-read. A model whose best learning rate lies on an edge of the grid gets the next one beyond it (x2 above,
+read. Every reference then takes the same warm-up (:func:`common_warmup`) and its best learning rate there. A model whose best learning rate lies on an edge of the grid gets the next one beyond it (x2 above,
 /2 below, every warm-up), until its best is interior (at most ``--max-extensions`` times), so no selection
 is an artefact of where the grid stopped. Writes ``fixtures/<profile>-grid.json`` and ``.md``; the profile's
 recipes then take the selected values, which a library test checks.
@@ -30,7 +30,7 @@ from pathlib import Path
 from model_props.cache import default_cache_dir
 from model_props.provenance import provenance
 from model_props.training.checkpoints import code_hash, get_trained
-from model_props.training.parallel import map_recipes
+from model_props.training.parallel import map_parallel
 from model_props.training.profiles import load_profile
 from model_props.training.recipes import Recipe
 
@@ -61,11 +61,28 @@ def grid(profile: str, configs: list[tuple[str, float, int]]) -> list[Recipe]:
     ]
 
 
+def common_warmup(rows: list[dict]) -> tuple[int, dict[int, float]]:
+    """The warm-up every reference shares (so that warm-up checkpoints compared by a claim sit at the same step):
+    of the grid's warm-ups, the one whose per-model best validation accuracies have the highest mean (ties: the
+    shorter warm-up); and that mean for each warm-up."""
+    scores = {}
+    for w in sorted({r["warmup_steps"] for r in rows}):
+        best = select([r for r in rows if r["warmup_steps"] == w])
+        scores[w] = sum(b["val_accuracy"] for b in best.values()) / len(best)
+    return max(scores, key=lambda w: (scores[w], -w)), scores
+
+
+def selection(rows: list[dict]) -> dict[str, dict]:
+    """Per model, its best configuration at the common warm-up (see :func:`common_warmup`)."""
+    w, _ = common_warmup(rows)
+    return select([r for r in rows if r["warmup_steps"] == w])
+
+
 def edge_extensions(rows: list[dict]) -> dict[str, float]:
-    """Per model: the learning rate beyond the grid's edge where its best
-    configuration lies (x2 above the highest tried, /2 below the lowest), or nothing when the best is interior."""
+    """Per model: the learning rate beyond the grid's edge where its selected
+    configuration lies (x2 above the highest tried, /2 below the lowest), or nothing when it is interior."""
     out = {}
-    for model, r in select(rows).items():
+    for model, r in selection(rows).items():
         tried = sorted({x["lr"] for x in rows if x["model"] == model})
         if r["lr"] == tried[-1]:
             out[model] = tried[-1] * 2
@@ -94,16 +111,21 @@ def reproduce(profile: str, rows: list[dict], workers: int, threads: int | None)
         h = r.get("code_hash")
         if h != code_hash() and (h not in stale or r["train_seconds"] < stale[h]["train_seconds"]):
             stale[h] = r
+    for model, r in selection(rows).items():  # and every selected configuration: the recipes rest on them
+        if r.get("code_hash") != code_hash():
+            stale[f"{r.get('code_hash')}:{model}"] = r
     checks = []
     with tempfile.TemporaryDirectory() as tmp:
         score = functools.partial(_score, Path(tmp))
-        todo = grid(profile, [(r["model"], r["lr"], r["warmup_steps"]) for r in stale.values()])
-        for recipe, again in map_recipes(score, todo, workers=workers, threads=threads):  # in order of completion
-            h, r = next(
-                (h, r)
-                for h, r in stale.items()
+        configs = dict.fromkeys((r["model"], r["lr"], r["warmup_steps"]) for r in stale.values())
+        todo = grid(profile, list(configs))
+        for recipe, again in map_parallel(score, todo, workers=workers, threads=threads):  # in order of completion
+            r = next(
+                r
+                for r in stale.values()
                 if (r["model"], r["lr"], r["warmup_steps"]) == (recipe.model, recipe.lr, recipe.warmup_steps)
             )
+            h = r.get("code_hash")
             checks.append(
                 {
                     "model": r["model"],
@@ -126,7 +148,8 @@ def write(
     profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int, threads: int
 ) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
-    best = select(rows)
+    best = selection(rows)
+    warmup, warmup_scores = common_warmup(rows)
     prov = provenance()
     prov["machine"]["torch_threads"] = threads  # per run, not this process's
     extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
@@ -139,6 +162,11 @@ def write(
             "edge_extensions": {m: e for m, e in sorted(extended.items()) if e},
         },
         "score": "validation accuracy (ties: lower validation NLL)",
+        "common_warmup": {
+            "steps": warmup,
+            "rule": "the grid warm-up with the highest mean over references of each one's best validation accuracy",
+            "mean_best_val_accuracy": {str(w): round(v, 5) for w, v in warmup_scores.items()},
+        },
         "provenance": prov,
         "selected": {m: {"lr": r["lr"], "warmup_steps": r["warmup_steps"]} for m, r in sorted(best.items())},
         "reproduced": reproduced,
@@ -155,6 +183,12 @@ def write(
         f"Every other field of the recipe as in "
         f"`fixtures/{profile}.toml` (same step budget and schedule for every reference). Scored on the validation "
         "split (2,000 images carved from the training data); the test split is not read. Seed 0.",
+        "",
+        f"Every reference warms up for the same number of steps, so that the warm-up checkpoints a claim compares "
+        f"sit at the same step: of the grid's warm-ups, the one whose per-reference best validation accuracies "
+        f"have the highest mean, **{warmup} steps** (mean "
+        + ", ".join(f"{v:.4f} at {w}" for w, v in warmup_scores.items())
+        + "); each reference takes its best learning rate at that warm-up.",
         "",
         f"Machine: {m['cpu']}, {m['cpu_count']} cores, {workers} runs at a time with {threads} torch thread(s) each; "
         f"versions {prov['versions']}; {data['date']}; training code hashes "
@@ -218,7 +252,7 @@ def main() -> None:
                 rows.append(done[c])
             else:
                 todo.append(c)
-        for recipe, result in map_recipes(score, grid(args.profile, todo), workers=args.workers, threads=args.threads):
+        for recipe, result in map_parallel(score, grid(args.profile, todo), workers=args.workers, threads=args.threads):
             row = {"model": recipe.model, "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -30,7 +30,8 @@ _EXPORTS = {
     "Claim": "claims",
     "get_claim": "claims",
     "list_claims": "claims",
-    "evaluate_claim": "claims",
+    "evaluate_checkpoint": "claims",
+    "evaluate_architecture": "claims",
     "measure_units": "measurements.units",
 }
 

@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "MeasurementError",
     "NotApplicable",
+    "StudyError",
 ]
 
 
@@ -72,6 +73,10 @@ class ConfigError(ModelPropsError):
 
 class MeasurementError(ModelPropsError):
     """A measurement cannot be taken on this model or input (e.g. no second derivative, NaN loss, bad epsilon)."""
+
+
+class StudyError(ModelPropsError):
+    """A seed study is missing, stale, of another profile or schema, or cannot judge what was asked of it."""
 
 
 class NotApplicable(MeasurementError):

@@ -16,7 +16,7 @@ export default {
   // The seed study's expectations get their own categories instead of plain "skipped" (xfail) entries.
   categories: [
     { id: "known-failure", name: "Known failures (not reproduced at this scale)", matchers: { statuses: ["failed", "broken", "skipped"], labels: { tag: "^known-failure$" } }, groupByMessage: false, expand: true },
-    { id: "seed-dependent", name: "Seed-dependent verdicts", matchers: { labels: { tag: "^seed-dependent$" } }, groupByMessage: false, expand: true },
+    { id: "inconclusive", name: "Inconclusive at this scale (expected)", matchers: { labels: { tag: "^inconclusive$" } }, groupByMessage: false, expand: true },
     { id: "xpass", name: "Unexpected passes", matchers: { message: "^XPASS" }, groupByMessage: false },
     { id: "not-applicable", name: "Not applicable to the model (skipped)", matchers: { statuses: ["skipped"] } },
   ],

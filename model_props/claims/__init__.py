@@ -15,7 +15,8 @@ import fnmatch
 from ..errors import ModelPropsError, choices
 from . import park2022, park2022_landscape, park2022_robustness, raghu2021
 from .base import Claim, Paper, Part
-from .evaluation import ClaimOutcome, PartOutcome, evaluate_claim
+from .evaluation import evaluate_architecture, evaluate_checkpoint
+from .outcome import ClaimContradicted, ClaimOutcome, PartOutcome
 
 __all__ = [
     "Claim",
@@ -25,14 +26,17 @@ __all__ = [
     "get_claim",
     "list_claims",
     "catalogue_markdown",
-    "evaluate_claim",
+    "evaluate_checkpoint",
+    "evaluate_architecture",
+    "ClaimContradicted",
+    "SOURCES",
     "ClaimOutcome",
     "PartOutcome",
 ]
 
-CLAIMS: dict[str, Claim] = {
-    c.id: c for c in (*park2022.CLAIMS, *park2022_landscape.CLAIMS, *park2022_robustness.CLAIMS, *raghu2021.CLAIMS)
-}
+_MODULES = (park2022, park2022_landscape, park2022_robustness, raghu2021)
+CLAIMS: dict[str, Claim] = {c.id: c for module in _MODULES for c in module.CLAIMS}
+SOURCES: dict[str, str] = {c.id: module.__name__ for module in _MODULES for c in module.CLAIMS}  # where each is defined
 
 
 def get_claim(claim_id: str) -> Claim:

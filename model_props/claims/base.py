@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from ..anatomy import Anatomy, Unit, UnitKind
-from ..errors import NotApplicable
+from ..anatomy import Anatomy, UnitKind
 from ..measurements.registry import ReportKind
-from ..measurements.units import UnitReport
 from .stats import Direction
 
 __all__ = [
@@ -40,8 +38,9 @@ __all__ = [
     "needs_kinds",
     "needs_traits",
     "needs_cls",
-    "mean_effect",
     "Measurement",
+    "CHANCE_FACTOR",
+    "below_chance",
 ]
 
 Measurement = Literal[
@@ -85,6 +84,7 @@ class Part:
     report: ReportKind = "units"
     checkpoint: Checkpoint = "final"  # of the subject and of versus
     subject: str | None = None  # a recipe of the profile; None: the model under test
+    undefined: str = ""  # when the statistic is undefined (NaN), e.g. "no negative eigenvalue"; a NaN is else an error
 
     @property
     def label(self) -> str:
@@ -117,6 +117,7 @@ class Claim:
     severity: Literal["blocker", "critical", "normal", "minor", "trivial"] = "normal"
     gate: bool = False
     models: tuple[str, ...] | None = None  # a comparison of named recipes runs on these references only
+    defining: tuple[str, ...] = ()  # parts without which the claim does not apply (default: any applicable part)
 
     def fingerprint(self) -> str:
         """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""
@@ -157,7 +158,33 @@ class Claim:
         reason = self.applies(anat)
         if reason is None and all(p.applies(anat) is not None for p in self.parts):
             reason = "; ".join(p.applies(anat) or "" for p in self.parts)
+        if reason is None:
+            reason = self.undefined_by({p.name: r for p in self.parts if (r := p.applies(anat)) is not None})
         return reason
+
+    def undefined_by(self, skipped: Mapping[str, str]) -> str | None:
+        """Why the claim does not apply when the parts in ``skipped`` (name -> reason) do not: a defining part is
+        among them (e.g. the MSA part of "MSAs reduce variance" on a model without MSAs), or None."""
+        missing = {name: why for name, why in skipped.items() if name in self.defining}
+        return "; ".join(f"its defining part {n!r} does not apply: {why}" for n, why in missing.items()) or None
+
+
+CHANCE_FACTOR = 2.0  # a model a part reads must reach this multiple of chance accuracy
+
+
+def below_chance(name: str, checkpoint: str, accuracies: Mapping[str, float], num_classes: int) -> str | None:
+    """Why a part cannot read ``name`` at ``checkpoint``: its test accuracy (per seed or checkpoint, keyed by a
+    label) is below :data:`CHANCE_FACTOR` times chance, so it has learned too little to say anything; or None."""
+    floor = CHANCE_FACTOR / num_classes
+    low = {label: a for label, a in accuracies.items() if a < floor}
+    if not low:
+        return None
+    at = "the end of warm-up" if checkpoint == "warmup" else f"its {checkpoint} checkpoint"
+    where = ", ".join(f"{a:.3f} ({label})" for label, a in low.items())
+    return (
+        f"it reads {name} at {at}, whose test accuracy {where} is below twice chance ({floor:.2f}); give weights "
+        "trained further (--checkpoint), or a longer custom recipe ([tool.model_props.recipes.custom] steps)"
+    )
 
 
 def needs_kinds(*kinds: UnitKind) -> Applies:
@@ -184,35 +211,3 @@ def needs_cls(anat: Anatomy) -> str | None:
     if any(u.output.prefix_tokens for u in anat.units):
         return None
     return f"{anat.family} has no CLS token"
-
-
-def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int]:
-    return [i for i, u in enumerate(report.units) if i > 0 and select(u)]
-
-
-def measured_units(values: np.ndarray) -> np.ndarray:
-    """(N, U) values of a unit report -> (U,) bool: the unit's map was large enough to measure (not all NaN)."""
-    return ~np.isnan(values).all(axis=0)
-
-
-def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool], what: str) -> Statistic:
-    """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
-    value(before unit), over the units whose maps are large enough to measure (before and after). A model with
-    no such unit raises :class:`NotApplicable`: the part is skipped with that reason."""
-
-    def stat(report: UnitReport, idx: np.ndarray) -> float:
-        cols = unit_columns(report, select)
-        if not cols:
-            raise NotApplicable(f"the model has no {what}")
-        values = getattr(report, field_name)
-        ok = measured_units(values)
-        measured = [c for c in cols if ok[c] and ok[c - 1]]
-        if not measured:
-            measure = (
-                "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
-            )
-            raise NotApplicable(f"the maps of its {what} are too small to measure their {measure}")
-        values = values[idx]
-        return float(np.mean(values[:, measured] - values[:, [c - 1 for c in measured]]))
-
-    return stat

@@ -1,129 +1,96 @@
-"""Claim x model -> verdict: bootstrap every applicable part of a claim and combine (design Sec. 7).
+"""Claim x model -> verdict, at either scope (design Sec. 3 and 7).
 
-A claim is *supported* when every applicable part is supported, *contradicted* when any part is
-contradicted, and *inconclusive* otherwise. The outcome carries the numbers for the report, and a failure
-message that states the claim, the statistic, the interval, the rule and, when inconclusive, about how many
-more samples would settle it.
+- :func:`evaluate_checkpoint`: one set of weights. Each part's statistic is bootstrapped over its report's
+  sampling units; a comparison of two models measured on the same samples (``Measured.samples`` equal: the
+  same test images, noise draws or Hessian batches) is bootstrapped paired, otherwise as two samples.
+- :func:`evaluate_architecture`: a recipe over k >= 3 training seeds. Each part's statistic is computed once
+  per seed (:func:`point_value`, on the seed's whole sample) and the k values give a t interval; a
+  comparison of two recipes, whose seeds are independent, gives Welch's interval.
+
+Both then combine the parts (:func:`~.outcome.combine`: intersection-union for *supported*, Holm for
+*contradicted*). A part that does not apply, reads nothing, or reads a statistic that is undefined where the
+part says it may be (``Part.undefined``) is skipped with the reason; any other NaN is an error.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..anatomy import Anatomy
 from ..errors import ModelPropsError, NotApplicable
 from .base import Claim, Part
-from .stats import (
-    N_BOOT,
-    Estimate,
-    Verdict,
-    bootstrap,
-    bootstrap_two_sample,
-    decide,
-    samples_to_settle,
-    standardized_effect,
-)
+from .outcome import ClaimOutcome, PartOutcome, combine, measured
+from .stats import MIN_SEEDS, N_BOOT, Estimate, bootstrap, bootstrap_two_sample, t_interval, welch_interval
 
-__all__ = ["PartOutcome", "ClaimOutcome", "evaluate_claim"]
-
-_PRIORITY = {"contradicted": 0, "inconclusive": 1, "supported": 2}
+__all__ = ["Measured", "Reports", "PerSeed", "SkipPart", "point_value", "evaluate_checkpoint", "evaluate_architecture"]
 
 
 @dataclass(frozen=True)
-class PartOutcome:
-    part: Part
-    verdict: Verdict | Literal["skipped"]
-    estimate: Estimate | None = None
-    reason: str = ""
-    samples_to_settle: int | None = None
+class Measured:
+    """A report and, per sampling unit, the identity of the samples it was measured on (equal identities pair)."""
 
-    def describe(self) -> str:
-        p = self.part
-        if self.estimate is None:
-            return f"[{p.name}] skipped: {self.reason}"
-        e = self.estimate
-        text = (
-            f"[{p.name}] {self.verdict}: {p.rule}; measured {e.value:.4g}, "
-            f"{e.level:.0%} CI [{e.low:.4g}, {e.high:.4g}] over {e.n} {p.sampling}, "
-            f"effect size d = {standardized_effect(e, p.threshold):.2f}"
+    report: Any
+    samples: Mapping[str, str]
+
+
+Reports = Callable[[str | None, str, str], Measured]  # (model name or None for the model under test, kind, checkpoint)
+PerSeed = Callable[[Part, str | None], Sequence[float | None]]  # (part, model name or None) -> per-seed values
+SkipPart = Callable[[Part], "str | None"]
+
+
+def _no_skip(part: Part) -> str | None:
+    return None
+
+
+def point_value(part: Part, report: Any) -> float:
+    """The part's statistic on the report's whole sample (NaN where it is undefined)."""
+    return float(part.statistic(report, np.arange(report.size(part.sampling))))
+
+
+def _undefined(part: Part, model: str, value: float, where: str) -> str:
+    """The skip reason of a statistic that is undefined (NaN) where the part allows it; an error elsewhere."""
+    if not part.undefined:
+        raise ModelPropsError(
+            f"[{part.name}] on {model}: the statistic '{part.statistic_name}' is undefined ({value}) {where}"
         )
-        if self.verdict == "inconclusive":
-            more = (
-                f"about {self.samples_to_settle} {p.sampling}"
-                if self.samples_to_settle
-                else "no sample size (the estimate sits on the threshold)"
-            )
-            text += f"; would likely be settled by {more}"
-        return text
-
-    def to_json(self) -> dict[str, Any]:
-        e = self.estimate
-        return {
-            "part": self.part.name,
-            "statistic": self.part.statistic_name,
-            "rule": self.part.rule,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "versus": self.part.versus,
-            "value": e.value if e else None,
-            "interval": list(e.interval) if e else None,
-            "level": e.level if e else None,
-            "n": e.n if e else None,
-            "sampling": self.part.sampling,
-            "effect_size": standardized_effect(e, self.part.threshold) if e else None,
-            "samples_to_settle": self.samples_to_settle,
-        }
+    return f"'{part.statistic_name}' is undefined {where}: {part.undefined}"
 
 
-@dataclass(frozen=True)
-class ClaimOutcome:
-    claim: Claim
-    model: str
-    parts: tuple[PartOutcome, ...]
-    verdict: Verdict = field(init=False)
-
-    def __post_init__(self) -> None:
-        decided = [p.verdict for p in self.parts if p.verdict != "skipped"]
-        verdict = min(decided, key=_PRIORITY.__getitem__) if decided else "inconclusive"
-        object.__setattr__(self, "verdict", verdict)
-
-    @property
-    def decisive(self) -> PartOutcome:
-        """The part that decided the verdict: the first contradicted, else inconclusive, else supported."""
-        decided = [p for p in self.parts if p.verdict != "skipped"]
-        return min(decided, key=lambda p: _PRIORITY[p.verdict])
-
-    def message(self) -> str:
-        lines = [
-            f"{self.claim.id} on {self.model}: {self.verdict.upper()}",
-            f"claim: {self.claim.statement}",
-            f"units: {self.claim.units}",
-        ]
-        lines += [p.describe() for p in self.parts]
-        return "\n".join(lines)
+def _checkpoint_part(part: Part, model: str, reports: Reports, level: float, seed: int, n_boot: int) -> PartOutcome:
+    stat = part.statistic
+    subject = reports(part.subject, part.report, part.checkpoint)
+    n = subject.report.size(part.sampling)
+    value = point_value(part, subject.report)  # raises NotApplicable before any resampling
+    if math.isnan(value):
+        return PartOutcome(part, "skipped", reason=_undefined(part, part.subject or model, value, "on its sample"))
+    if part.versus is None:
+        return measured(part, bootstrap(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot))
+    other = reports(part.versus, part.report, part.checkpoint)
+    if math.isnan(point_value(part, other.report)):
+        return PartOutcome(part, "skipped", reason=_undefined(part, part.versus, math.nan, f"on {part.versus}"))
+    m = other.report.size(part.sampling)
+    if subject.samples.get(part.sampling) == other.samples.get(part.sampling) and n == m:
+        diff = bootstrap(n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed,
+                         n_boot=n_boot, method="paired percentile bootstrap")  # fmt: skip
+        return measured(part, diff, paired=True)
+    two = bootstrap_two_sample(
+        n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level, seed=seed, n_boot=n_boot
+    )
+    return measured(part, two, paired=False)
 
 
-Reports = Callable[[str | None, str, str], Any]  # (model name or None for the model under test, kind, checkpoint)
-
-
-def evaluate_claim(
-    claim: Claim,
-    model: str,
-    anat: Anatomy,
-    reports: Reports,
-    *,
-    seed: int = 0,
-    n_boot: int = N_BOOT,
-    skip_part: Callable[[Part], str | None] = lambda part: None,
-) -> ClaimOutcome:
-    """Bootstrap every part of ``claim`` that applies to ``anat``. ``reports(name, kind, checkpoint)`` gives
-    the report a part reads: of the model under test (``name=None``) or of a named model of the profile;
-    ``skip_part`` may give a reason to skip a part (e.g. a comparison across image sizes)."""
+def evaluate_checkpoint(
+    claim: Claim, model: str, anat: Anatomy, reports: Reports, *, seed: int = 0, n_boot: int = N_BOOT,
+    skip_part: SkipPart = _no_skip,
+) -> ClaimOutcome:  # fmt: skip
+    """Every part of ``claim`` that applies to ``anat``, bootstrapped over its samples (module docstring).
+    ``reports(name, kind, checkpoint)`` gives the report a part reads: of the model under test (``name=None``)
+    or of a named model of the profile; ``skip_part`` may give a reason to skip a part."""
     outcomes = []
     for part in claim.parts:
         reason = part.applies(anat) or skip_part(part)
@@ -131,34 +98,49 @@ def evaluate_claim(
             outcomes.append(PartOutcome(part, "skipped", reason=reason))
             continue
         try:
-            est = _estimate(part, reports, claim.level, seed, n_boot)
+            outcomes.append(_checkpoint_part(part, model, reports, claim.level, seed, n_boot))
+        except NotApplicable as exc:
+            outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
+    return combine(claim, model, "checkpoint", outcomes)
+
+
+def _seed_interval(part: Part, values: Sequence[float | None], versus: Sequence[float | None] | None,
+                   level: float) -> Estimate:  # fmt: skip
+    return t_interval(values, level=level) if versus is None else welch_interval(values, versus, level=level)
+
+
+def _defined(values: Sequence[float | None]) -> int:
+    return sum(v is not None and not math.isnan(v) for v in values)
+
+
+def evaluate_architecture(
+    claim: Claim, model: str, anat: Anatomy | None, per_seed: PerSeed, *, seeds: Sequence[int],
+    skip_part: SkipPart = _no_skip,
+) -> ClaimOutcome:  # fmt: skip
+    """Every part of ``claim`` that applies to ``anat``, over the per-seed estimates ``per_seed(part, name)`` of
+    the model under test (``name=None``) or of a named recipe (module docstring). Without an anatomy, a part
+    applies unless ``per_seed`` raises :class:`NotApplicable` (a seed study records where parts do not apply)."""
+    outcomes = []
+    for part in claim.parts:
+        reason = (part.applies(anat) if anat is not None else None) or skip_part(part)
+        if reason is not None:
+            outcomes.append(PartOutcome(part, "skipped", reason=reason))
+            continue
+        try:
+            values = list(per_seed(part, part.subject))
+            versus = list(per_seed(part, part.versus)) if part.versus else None
         except NotApplicable as exc:
             outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
             continue
-        if not all(map(math.isfinite, (est.value, est.low, est.high))):
-            raise ModelPropsError(
-                f"{claim.id} [{part.name}] on {model}: the statistic '{part.statistic_name}' is "
-                f"undefined (NaN) on this model's measurement"
-            )
-        verdict = decide(est, part.direction, part.threshold)
-        settle = samples_to_settle(est, part.threshold) if verdict == "inconclusive" else None
-        outcomes.append(PartOutcome(part, verdict, est, samples_to_settle=settle))
-    return ClaimOutcome(claim, model, tuple(outcomes))
-
-
-def _estimate(part: Part, reports: Reports, level: float, seed: int, n_boot: int) -> Estimate:
-    stat = part.statistic
-    report = reports(part.subject, part.report, part.checkpoint)
-    n = report.size(part.sampling)
-    stat(report, np.arange(n))  # raises NotApplicable before any resampling when there is nothing to read
-    if part.versus is None:
-        return bootstrap(n, lambda i: stat(report, i), level=level, seed=seed, n_boot=n_boot)
-    other = reports(part.versus, part.report, part.checkpoint)
-    return bootstrap_two_sample(
-        n,
-        other.size(part.sampling),
-        lambda i, j: stat(report, i) - stat(other, j),
-        level=level,
-        seed=seed,
-        n_boot=n_boot,
-    )
+        groups = {part.subject or model: values, **({part.versus: versus} if part.versus and versus else {})}
+        undefined = {name: len(v) - _defined(v) for name, v in groups.items() if len(v) > _defined(v)}
+        where = "on " + ", ".join(f"{n} of {len(groups[name])} seeds of {name}" for name, n in undefined.items())
+        reason = _undefined(part, model, math.nan, where) if undefined else ""  # raises unless allowed
+        short = {name: _defined(v) for name, v in groups.items() if _defined(v) < MIN_SEEDS}
+        if short:
+            needs = f"an architecture verdict needs at least {MIN_SEEDS} seeds with a value"
+            got = ", ".join(f"{name} has {n}" for name, n in short.items())
+            outcomes.append(PartOutcome(part, "skipped", reason=f"{reason + '; ' if reason else ''}{needs}; {got}"))
+            continue
+        outcomes.append(measured(part, _seed_interval(part, values, versus, claim.level), seeds=groups))
+    return combine(claim, model, "architecture", outcomes, seeds)

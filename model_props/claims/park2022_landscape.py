@@ -35,6 +35,12 @@ def _negative_magnitude(report: Any, batches: np.ndarray) -> float:
     return negative_magnitude(report.pooled(batches))
 
 
+UNDEFINED = {
+    _ape: "it has no positive eigenvalue among the pooled top eigenvalues",
+    _negative_magnitude: "it has no negative eigenvalue among the pooled top eigenvalues",
+}
+
+
 def _spectral(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
     return Part(
         name=name,
@@ -44,6 +50,7 @@ def _spectral(name: str, statistic_name: str, statistic, direction, **kw) -> Par
         report="spectrum",
         checkpoint="warmup",
         sampling="batches",
+        undefined=UNDEFINED.get(statistic, ""),
         **kw,
     )
 

@@ -125,8 +125,9 @@ LESION_STAGE_PATTERN = Claim(
     statement="In multi-stage models, removing a conv unit at the start of a stage or an MSA unit at the end of a "
     "stage costs more accuracy than removing the other units.",
     units="accuracy drop (intact - lesioned) when one unit's residual branch is removed; key units: the first "
-    "removable conv unit and the last MSA unit of every stage; others: every other removable unit "
-    "(never embedding, subsampling or head); final checkpoints, test images",
+    "removable conv unit of every stage that starts with a subsampling (never the block next to the stem) and "
+    "the last MSA unit of every stage; others: every other removable unit (never embedding, subsampling or "
+    "head); final checkpoints, test images",
     evidence="Park & Kim App. D / Fig. 10 and issue #41 (CIFAR-100 Swin-Ti and AlterNet): the drop oscillates with "
     "the stage period; convs and MLPs at the start of a stage and MSAs at its end matter most",
     measurement="lesion",

@@ -1,95 +1,172 @@
-"""Bootstrap confidence intervals, decisions and effect sizes (design Sec. 7).
+"""Intervals, p-values, decisions and multiplicity: the one statistics module of claims, gate and study (design Sec. 7).
 
-Every claim reduces to a scalar statistic of a sample (images, or mini-batches for CKA) and a rule
-``statistic <direction> threshold``. The percentile bootstrap gives a confidence interval; the verdict is
+Every part of a claim reduces to a scalar statistic and a rule ``statistic <direction> threshold``. Its
+interval depends on what the verdict is about (its *scope*):
 
-- ``supported``: the interval lies entirely on the claimed side of the threshold;
-- ``contradicted``: it lies entirely on the other side;
-- ``inconclusive``: it contains the threshold. Then :func:`samples_to_settle` estimates how many samples
-  would shrink the interval (half-width ~ 1/sqrt(n)) to exclude the threshold at the current estimate.
+- **checkpoint** (one set of weights): a percentile bootstrap over the report's sampling units (images,
+  mini-batches). Two models measured on the same samples (the same test images, noise draws or Hessian
+  batches) are compared *paired*: one resample of the shared indices feeds both (:func:`bootstrap` of a
+  difference); models on different samples (e.g. trained on different subsets) by :func:`bootstrap_two_sample`.
+  Resamples on which the statistic is undefined (NaN) are dropped and counted.
+- **architecture** (a recipe trained with k >= 3 seeds, the seed the unit of replication): a t interval over
+  the per-seed estimates (:func:`t_interval`), and Welch's interval for the difference of two recipes, whose
+  seeds are independent (:func:`welch_interval`). Each per-seed estimate carries its own within-seed sampling
+  error, so the spread of the k estimates holds the between-seed and within-seed variance together: this is
+  the summary-statistics estimator of a one-way random-effects mean (Searle, Casella & McCulloch 1992,
+  Sec. 3.6; DerSimonian & Laird 1986), exact under normality for equal within-seed variances, and the
+  t quantile with k - 1 degrees of freedom is the small-k correction. ``test_stats.py`` simulates known
+  within- and between-seed variances and finds 95 % coverage for k = 3, 5, 10, where one seed's bootstrap
+  interval undercovers the architecture's mean.
 
-All resampling uses ``numpy.random.Generator(seed)``: the same seed gives the same numbers.
+Verdicts (:func:`decide`): *supported* when the interval lies on the claimed side of the threshold,
+*contradicted* when it lies on the other side, else *inconclusive*. Within a claim, parts are combined by an
+intersection-union rule (supported only when every applicable part is) and contradictions are controlled by
+Holm's step-down procedure (:func:`holm`) on one-sided p-values (:meth:`Estimate.p_value`) at level
+(1 - confidence) / 2, the one-sided level that matches the two-sided interval.
+
+A new seed's estimate is predicted by :func:`prediction_interval` (mean +- t s sqrt(1 + 1/k)), which sets and
+checks the seed study's expectations. All resampling uses ``numpy.random.Generator(seed)``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+from scipy import stats as sps
 
 __all__ = [
-    "Direction",
-    "Verdict",
-    "Estimate",
-    "bootstrap",
-    "bootstrap_two_sample",
-    "decide",
-    "samples_to_settle",
-    "standardized_effect",
-    "N_BOOT",
-]
+    "Direction", "Verdict", "Scope", "Estimate", "N_BOOT", "MIN_SEEDS", "bootstrap", "bootstrap_two_sample",
+    "t_interval", "welch_interval", "decide", "holm", "contradiction_p", "prediction_interval", "prediction_p",
+    "samples_to_settle", "standardized_effect",
+]  # fmt: skip
 
 Direction = Literal["greater", "less"]
 Verdict = Literal["supported", "contradicted", "inconclusive"]
+Scope = Literal["checkpoint", "architecture"]
 N_BOOT = 2000
+MIN_SEEDS = 3  # an architecture verdict needs at least this many seeds
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with a percentile-bootstrap interval, over ``n`` samples."""
+    """A point estimate with an interval at ``level`` over ``n`` sampling units (seeds at architecture scope).
+
+    ``replicates`` (bootstrap) or ``t`` = (estimate, standard error, degrees of freedom) keep what the p-values
+    are computed from; ``dropped`` counts bootstrap resamples or seeds where the statistic was undefined."""
 
     value: float
     low: float
     high: float
     level: float
     n: int
+    method: str = "percentile bootstrap"
+    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+    t: tuple[float, float, float] | None = None
+    dropped: int = 0
+    n_versus: int | None = None  # the other group's size for a two-sample interval
 
     @property
     def interval(self) -> tuple[float, float]:
         return (self.low, self.high)
 
+    def p_value(self, threshold: float, alternative: Literal["less", "greater"]) -> float:
+        """One-sided p-value of H0 "the statistic is on the other side of ``threshold``" against H1 "it is
+        ``alternative`` than ``threshold``" (bootstrap: (1 + replicates on H0's side) / (B + 1))."""
+        if self.t is not None:
+            mean, se, df = self.t
+            if se == 0.0:
+                return 1.0 if (mean >= threshold if alternative == "less" else mean <= threshold) else 0.0
+            cdf = float(sps.t.cdf((mean - threshold) / se, df))
+            return cdf if alternative == "less" else 1.0 - cdf
+        if self.replicates is None:
+            raise ValueError("this estimate keeps no replicates or t parameters to compute a p-value from")
+        on_null = np.count_nonzero(
+            self.replicates >= threshold if alternative == "less" else self.replicates <= threshold
+        )
+        return float((1 + on_null) / (1 + len(self.replicates)))
 
-def _interval(boot: np.ndarray, level: float) -> tuple[float, float]:
+
+def _percentile(boot: np.ndarray, level: float) -> tuple[float, float]:
     alpha = (1.0 - level) / 2.0
     return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
 
 
+def _kept(boot: np.ndarray) -> tuple[np.ndarray, int]:
+    finite = np.isfinite(boot)
+    if not finite.any():
+        raise ValueError("the statistic is undefined on every bootstrap resample")
+    return boot[finite], int((~finite).sum())
+
+
 def bootstrap(
-    n: int, statistic: Callable[[np.ndarray], float], *, level: float = 0.95, seed: int = 0, n_boot: int = N_BOOT
-) -> Estimate:
+    n: int, statistic: Callable[[np.ndarray], float], *, level: float = 0.95, seed: int = 0, n_boot: int = N_BOOT,
+    method: str = "percentile bootstrap",
+) -> Estimate:  # fmt: skip
     """Percentile bootstrap of ``statistic(indices)`` over ``n`` exchangeable samples.
 
-    ``statistic`` receives an index array into the samples (``arange(n)`` for the point estimate), so
-    ratio-of-sums statistics such as minibatch CKA resample whole batches correctly.
-    """
+    ``statistic`` receives an index array into the samples (``arange(n)`` for the point estimate), so ratio-of-sums
+    statistics such as minibatch CKA resample whole batches, and a difference ``A(i) - B(i)`` of two models
+    measured on the same samples is a paired bootstrap."""
     if n < 2:
         raise ValueError(f"bootstrap needs at least 2 samples, got n={n}")
     rng = np.random.default_rng(seed)
-    boot = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)])
-    low, high = _interval(boot, level)
-    return Estimate(float(statistic(np.arange(n))), low, high, level, n)
+    boot, dropped = _kept(np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float))
+    low, high = _percentile(boot, level)
+    return Estimate(float(statistic(np.arange(n))), low, high, level, n, method, boot, dropped=dropped)
 
 
 def bootstrap_two_sample(
-    n_a: int,
-    n_b: int,
-    statistic: Callable[[np.ndarray, np.ndarray], float],
-    *,
-    level: float = 0.95,
-    seed: int = 0,
-    n_boot: int = N_BOOT,
-) -> Estimate:
+    n_a: int, n_b: int, statistic: Callable[[np.ndarray, np.ndarray], float], *, level: float = 0.95,
+    seed: int = 0, n_boot: int = N_BOOT,
+) -> Estimate:  # fmt: skip
     """Percentile bootstrap of ``statistic(idx_a, idx_b)`` resampling two independent samples."""
     if min(n_a, n_b) < 2:
         raise ValueError(f"bootstrap needs at least 2 samples per group, got {n_a} and {n_b}")
     rng = np.random.default_rng(seed)
-    boot = np.array([statistic(rng.integers(0, n_a, n_a), rng.integers(0, n_b, n_b)) for _ in range(n_boot)])
-    low, high = _interval(boot, level)
-    return Estimate(float(statistic(np.arange(n_a), np.arange(n_b))), low, high, level, min(n_a, n_b))
+    draws = [statistic(rng.integers(0, n_a, n_a), rng.integers(0, n_b, n_b)) for _ in range(n_boot)]
+    boot, dropped = _kept(np.array(draws, dtype=float))
+    low, high = _percentile(boot, level)
+    value = float(statistic(np.arange(n_a), np.arange(n_b)))
+    return Estimate(value, low, high, level, n_a, "two-sample percentile bootstrap", boot, None, dropped, n_b)
+
+
+def _defined(values: Sequence[float | None]) -> tuple[np.ndarray, int]:
+    arr = np.array([np.nan if v is None else v for v in values], dtype=float)
+    return arr[np.isfinite(arr)], int((~np.isfinite(arr)).sum())
+
+
+def t_interval(values: Sequence[float | None], *, level: float = 0.95) -> Estimate:
+    """Student's t interval of the mean of per-seed estimates (undefined ones dropped and counted)."""
+    x, dropped = _defined(values)
+    if len(x) < 2:
+        raise ValueError(f"a t interval needs at least 2 defined per-seed values, got {len(x)}")
+    low, high = sps.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
+    se = float(x.std(ddof=1) / math.sqrt(len(x)))
+    mean = float(x.mean())
+    return Estimate(mean, float(low), float(high), level, len(x), "t over seeds", t=(mean, se, len(x) - 1.0),
+                    dropped=dropped)  # fmt: skip
+
+
+def welch_interval(a: Sequence[float | None], b: Sequence[float | None], *, level: float = 0.95) -> Estimate:
+    """Welch's interval of mean(a) - mean(b) for two independent groups of per-seed estimates."""
+    x, dropped_a = _defined(a)
+    y, dropped_b = _defined(b)
+    if min(len(x), len(y)) < 2:
+        raise ValueError(f"Welch's interval needs at least 2 defined values per group, got {len(x)} and {len(y)}")
+    res = sps.ttest_ind(x, y, equal_var=False)
+    low, high = res.confidence_interval(confidence_level=level)
+    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    se, diff = float(math.sqrt(va + vb)), float(x.mean() - y.mean())
+    df = float(res.df) if se > 0 else float(len(x) + len(y) - 2)
+    if se == 0.0:  # scipy's interval is NaN when both groups are constant
+        low = high = diff
+    return Estimate(diff, float(low), float(high), level, len(x), "Welch t over seeds", t=(diff, se, df),
+                    dropped=dropped_a + dropped_b, n_versus=len(y))  # fmt: skip
 
 
 def decide(est: Estimate, direction: Direction, threshold: float) -> Verdict:
@@ -100,12 +177,47 @@ def decide(est: Estimate, direction: Direction, threshold: float) -> Verdict:
     return "supported" if below else "contradicted" if above else "inconclusive"
 
 
-def samples_to_settle(est: Estimate, threshold: float) -> int | None:
-    """Samples needed for the interval to exclude ``threshold`` if the estimate stays where it is.
+def contradiction_p(est: Estimate, direction: Direction, threshold: float) -> float:
+    """The one-sided p-value of the evidence against the claimed side (for Holm's procedure)."""
+    return est.p_value(threshold, "less" if direction == "greater" else "greater")
 
-    The half-width shrinks like 1/sqrt(n): n' = n * (half-width / |estimate - threshold|)^2. None when the
-    estimate sits on the threshold (no sample size settles it).
-    """
+
+def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise level ``alpha`` (Holm 1979).
+
+    scipy has no Holm correction (``scipy.stats.false_discovery_control`` controls the false discovery rate,
+    not the family-wise error this needs), hence these lines."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (len(p_values) - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def prediction_interval(values: Sequence[float | None], *, level: float = 0.95) -> tuple[float, float]:
+    """Where a new seed's estimate should fall: mean +- t_{k-1} s sqrt(1 + 1/k) of the k defined values."""
+    x, _ = _defined(values)
+    if len(x) < 2:
+        raise ValueError(f"a prediction interval needs at least 2 defined values, got {len(x)}")
+    half = float(sps.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) * math.sqrt(1 + 1 / len(x)))
+    return float(x.mean() - half), float(x.mean() + half)
+
+
+def prediction_p(values: Sequence[float | None], new: float) -> float:
+    """Two-sided p-value of a new seed's estimate under the predictive t distribution of ``values``."""
+    x, _ = _defined(values)
+    scale = float(x.std(ddof=1) * math.sqrt(1 + 1 / len(x)))
+    if scale == 0.0:
+        return 1.0 if math.isclose(new, float(x.mean()), rel_tol=1e-9, abs_tol=1e-12) else 0.0
+    return float(2 * sps.t.sf(abs(new - x.mean()) / scale, len(x) - 1))
+
+
+def samples_to_settle(est: Estimate, threshold: float) -> int | None:
+    """Sampling units (images, batches or seeds) needed for the interval to exclude ``threshold`` if the estimate
+    stays where it is: the half-width shrinks like 1/sqrt(n), n' = n (half-width / |estimate - threshold|)^2.
+    None when the estimate sits on the threshold (no sample size settles it)."""
     gap = abs(est.value - threshold)
     if gap == 0.0:
         return None
@@ -116,10 +228,9 @@ def samples_to_settle(est: Estimate, threshold: float) -> int | None:
 def standardized_effect(est: Estimate, threshold: float = 0.0) -> float:
     """Cohen's d-style effect size of a mean statistic: (estimate - threshold) / (sample standard deviation).
 
-    The standard deviation is recovered from the bootstrap interval: SE = (high - low) / (2 z_level) and
-    SD = SE * sqrt(n). For a plain mean this is Cohen's d against the threshold; for a two-sample difference
-    with ``n`` the smaller group it is a conservative d.
-    """
+    The standard deviation is recovered from the interval: SE = (high - low) / (2 z_level) and SD = SE sqrt(n).
+    For a plain mean this is Cohen's d against the threshold; for a two-sample difference with ``n`` the
+    first group it is an approximate d."""
     z = NormalDist().inv_cdf(0.5 + est.level / 2.0)
     sd = (est.high - est.low) / (2.0 * z) * math.sqrt(est.n)
     if sd == 0.0:

@@ -35,13 +35,17 @@ def removable_units(anat: Anatomy) -> tuple[Unit, ...]:
 
 
 def key_units(kinds: tuple[str, ...], stages: Sequence[int] | np.ndarray) -> np.ndarray:
-    """Mask over removable units (in order): the first conv unit and the last MSA unit of every stage, the units
-    whose lesion Park & Kim (2022, Fig. 10) find to cost the most (claim 13; the ``dead-key-units`` mutant)."""
+    """Mask over removable units (in order): the units whose lesion Park & Kim (2022, Fig. 10) find to cost the
+    most (claim 13; the ``dead-key-units`` mutant). Per stage: the first removable conv unit of every stage that
+    starts with a subsampling (the block after the stage's subsampling block when that one cannot be lesioned;
+    the first stage starts at the stem, so its first block is not a stage start), and the last MSA unit."""
     key = np.zeros(len(kinds), dtype=bool)
-    for stage in np.unique(stages):
+    stage_of, kind_of = np.asarray(stages), np.asarray(kinds)
+    first = stage_of.min() if len(stage_of) else 0
+    for stage in np.unique(stage_of):
         for kind, pick in (("conv", 0), ("msa", -1)):
-            hits = np.flatnonzero((np.asarray(stages) == stage) & (np.asarray(kinds) == kind))
-            if hits.size:
+            hits = np.flatnonzero((stage_of == stage) & (kind_of == kind))
+            if hits.size and not (kind == "conv" and stage == first):
                 key[hits[pick]] = True
     return key
 

@@ -224,15 +224,16 @@ def nep(eigenvalues: np.ndarray) -> float:
 
 
 def ape(eigenvalues: np.ndarray) -> float:
-    """Average positive eigenvalue: the mean of the pooled eigenvalues above zero (0 if there are none)."""
+    """Average positive eigenvalue: the mean of the pooled eigenvalues above zero; undefined (NaN) if none is."""
     positive = eigenvalues[eigenvalues > 0]
-    return float(positive.mean()) if positive.size else 0.0
+    return float(positive.mean()) if positive.size else float("nan")
 
 
 def negative_magnitude(eigenvalues: np.ndarray) -> float:
-    """Mean |lambda| of the pooled negative eigenvalues (0 if there are none)."""
+    """Mean |lambda| of the pooled negative eigenvalues; undefined (NaN) if none is negative (0 would read as
+    "no negative curvature at all", a smaller magnitude than any model that has some)."""
     negative = eigenvalues[eigenvalues < 0]
-    return float(-negative.mean()) if negative.size else 0.0
+    return float(-negative.mean()) if negative.size else float("nan")
 
 
 def trainable_size(model: nn.Module) -> int:

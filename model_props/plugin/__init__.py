@@ -18,7 +18,7 @@ Modules: :mod:`.options` (generated from :mod:`model_props.session.options`), :m
 it, but only inside hooks and fixtures where the import is heavy.
 """
 
-from .fixtures import check_claim, dataset, gate_check, model_store, model_under_test, reference_model
+from .fixtures import check_claim, dataset, gate_check, model_store, model_under_test, reference_model, reproduction
 from .hooks import MARKERS, pytest_collection_finish, pytest_configure, pytest_generate_tests
 from .options import pytest_addoption
 from .state import user_errors
@@ -36,4 +36,5 @@ __all__ = [
     "reference_model",
     "check_claim",
     "gate_check",
+    "reproduction",
 ]

@@ -8,7 +8,7 @@ import pytest
 from ..errors import ConfigError
 from . import state
 
-__all__ = ["model_store", "dataset", "model_under_test", "reference_model", "check_claim", "gate_check"]
+__all__ = ["model_store", "dataset", "model_under_test", "reference_model", "check_claim", "gate_check", "reproduction"]
 
 
 @pytest.fixture(scope="session")
@@ -47,82 +47,39 @@ def reference_model(model_store):
 def check_claim(model_store, request: pytest.FixtureRequest):
     """``check_claim(claim, model_under_test, record=True, substitutes=None) -> ClaimOutcome``.
 
-    Skips (with the reason) when the claim does not apply; otherwise reads every report its parts name (of
-    the model under test and of the models it compares with, at their checkpoints; once a session and from
-    the measurement cache), bootstraps every part, labels the Allure result, attaches the figure and the
-    numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g. mutants).
-    ``substitutes`` maps a model name to a model to read instead (a mutant standing in for a variant).
+    Skips (with the reason) when the claim does not apply; otherwise judges it at the scope the model allows
+    (:mod:`model_props.session.judge`: architecture for the references, from the seed study, and for a model
+    given several checkpoints; checkpoint for one set of weights), labels the Allure result, attaches the figure
+    and the numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g.
+    mutants). ``substitutes`` maps a model name to a model to read instead (a mutant standing in for a variant).
+    The outcome's :meth:`~model_props.claims.outcome.ClaimOutcome.assert_expected` is what the suite asserts.
     """
-    from ..claims.evaluation import evaluate_claim
+    from ..errors import NotApplicable
     from ..reporting.allure import allure_labels, allure_title, attach
     from ..reporting.figures import figure_png, raw_measurements
-    from ..reporting.summary import model_facts, outcome_record, skip_record
-
-    xfail = request.node.get_closest_marker("xfail")
-    expected = None if xfail is None else "known-failure" if xfail.kwargs.get("strict") else "seed-dependent"
+    from ..reporting.summary import judgement_record, model_facts, skip_record
+    from ..session.judge import judge
 
     def check(claim, tested, *, record: bool = True, substitutes=None):
-        allure_labels(claim, tested.name, expected)
+        allure_labels(claim, tested.name)
         props = request.node.user_properties
         if record:
             props.append(("model_info", {tested.name: model_facts(tested)}))
-        with state.user_errors():
-            reason = claim.skip_reason(tested.anatomy, tested.name, model_store.profile.recipes)
-        if reason is not None:
+        try:
+            with state.user_errors():
+                judgement = judge(model_store, claim, tested, substitutes=substitutes)
+        except NotApplicable as exc:
             allure_title(claim, tested.name, "not applicable")
             if record:
-                props.append(("claim_record", skip_record(claim, tested.name, reason)))
-            pytest.skip(f"{claim.id} does not apply to {tested.name}: {reason}")
-        used: dict[tuple[str, str, str], object] = {}
-
-        def reports(name, kind, checkpoint):
-            name = name or tested.name
-            target = (substitutes or {}).get(name)
-            if (
-                target is None
-                and name == tested.name
-                and (tested.checkpoint_name == checkpoint or tested.recipe is None or tested.mutation is not None)
-            ):
-                target = tested  # the model under test itself (a mutant or a user's weights: the only state there is)
-            report = (
-                model_store.report_for(target, kind)
-                if target is not None
-                else model_store.report(name, kind, checkpoint)
-            )
-            used[(name, kind, checkpoint)] = report
-            return report
-
-        size = model_store.dataset(tested.dataset).image_size
-        reference_size = model_store.dataset().image_size
-
-        def incomparable(part) -> str | None:
-            if size != reference_size and (part.versus or part.subject):
-                return (
-                    f"it compares with the profile's {reference_size}-px models; {tested.name} is measured at {size} px "
-                    "(--claims-img-size)"
-                )
-            return None
-
-        with state.user_errors():
-            outcome = evaluate_claim(
-                claim,
-                tested.name,
-                tested.anatomy,
-                reports,
-                seed=model_store.settings.seed,
-                n_boot=model_store.profile.measurement.n_boot,
-                skip_part=incomparable,
-            )
-        if all(p.verdict == "skipped" for p in outcome.parts):  # nothing this model can be measured on
-            reason = "; ".join(f"[{p.part.name}] {p.reason}" for p in outcome.parts)
-            allure_title(claim, tested.name, "not applicable")
-            if record:
-                props.append(("claim_record", skip_record(claim, tested.name, reason)))
-            pytest.skip(f"{claim.id} does not apply to {tested.name}: {reason}")
-        attach(outcome, figure_png(claim, tested.name, used), raw_measurements(used))
-        allure_title(claim, tested.name, outcome.verdict)
+                props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
+            pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")
+        outcome = judgement.outcome
+        attach(
+            outcome, figure_png(claim, tested.name, judgement.used), raw_measurements(judgement.used), judgement.live
+        )
+        allure_title(claim, tested.name, outcome.verdict, outcome.scope)
         if record:
-            props.append(("claim_record", {**outcome_record(outcome), "expected": expected or "pass"}))
+            props.append(("claim_record", judgement_record(outcome, judgement.expectation, judgement.live)))
         return outcome
 
     return check
@@ -159,3 +116,17 @@ def gate_check(model_store, request: pytest.FixtureRequest):
         return outcome
 
     return check
+
+
+@pytest.fixture
+def reproduction(model_store, model_name: str):
+    """This machine's weights of reference ``model_name`` against the profile's seed study
+    (:func:`~model_props.session.reproduction.reproduce`); skips for a model the study does not cover."""
+    from ..session.reproduction import reproduce
+
+    if model_name not in model_store.profile.references or model_store.study is None:
+        pytest.skip(f"{model_name}: only the profile's references have a seed study to reproduce")
+    if model_name in model_store.settings.checkpoints:
+        pytest.skip(f"{model_name} comes from a --checkpoint, not from this machine's training")
+    with state.user_errors():
+        return reproduce(model_store, model_name)

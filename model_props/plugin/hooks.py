@@ -37,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
             if spec not in store.profile.recipes:
                 parse_spec(spec)
         _check_gate(config, store)
+        _check_scope(store)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
     if getattr(config.option, "allure_report_dir", "unset") is None:  # allure-pytest is there and got no --alluredir
@@ -66,17 +67,15 @@ def _check_gate(config: pytest.Config, store) -> None:
             f"({list(models) or 'none: give --model SPEC --checkpoint FILE or [tool.model_props] models'})"
         )
     candidate = models[0]
-    study = store.study
     for claim_id in gate.claims:
         claim = get_claim(claim_id)
-        if study is None:
-            continue
-        exp = study.expectation(claim, candidate) if candidate in store.profile.recipes else None
-        if (exp is not None and exp.kind == "known-failure") or (exp is None and study.never_replicates(claim)):
+        on = [candidate] if candidate in store.profile.recipes else store.profile.references
+        expected = [exp.contradicted for m in on if (exp := _expectation(store, claim, m)) is not None]
+        if expected and all(expected):
             raise ConfigError(
-                f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile "
-                f"{store.profile.name!r} (its seed study never supports it), so gating on it would "
-                "always fail; gate on claims that hold at this scale"
+                f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile {store.profile.name!r} "
+                f"(its seed study expects it contradicted on {', '.join(on)}), so gating on it would always fail; "
+                "gate on claims that hold at this scale"
             )
     if gate.baseline is not None:
         from ..provenance import checkpoint_versions, versions
@@ -124,16 +123,55 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             )
 
 
-def _expectation_mark(store, claim, model: str):
-    """The seed study's mark for ``claim`` on ``model``: strict xfail (known failure), non-strict xfail
-    (seed-dependent), or None (expected to pass, or not studied: a user's model)."""
+def _check_scope(store) -> None:
+    """An architecture verdict needs k >= 3 seeds: of a user's model, its --checkpoint files; refuse a request
+    that cannot be met before any test runs."""
+    from ..claims.stats import MIN_SEEDS
+    from ..errors import ConfigError
+
+    s = store.settings
+    for name in s.models:
+        k = len(s.checkpoints.get(name, ()))
+        if 1 < k < MIN_SEEDS or (s.scope == "architecture" and k < MIN_SEEDS and name not in store.profile.recipes):
+            raise ConfigError(
+                f"{name}: an architecture verdict needs at least {MIN_SEEDS} checkpoints (one per training seed), got "
+                f"{k}; give --checkpoint='runs/seed*.safetensors' with {MIN_SEEDS}+ files, or one checkpoint for a "
+                "verdict about those weights (--claims-scope checkpoint)"
+            )
+    if s.scope == "architecture" and store.study is None and any(m in store.profile.recipes for m in s.models or ()):
+        from ..claims.expectations import regenerate
+
+        raise ConfigError(f"--claims-scope architecture: profile {store.profile.name!r} has no seed study for its "
+                          f"references; run {regenerate(store.profile.name)}")  # fmt: skip
+
+
+def _expectation(store, claim, model: str):
+    """The seed study's expectation of ``claim`` on reference ``model`` (None: no study, not a reference judged
+    from it, or a stale entry, which its test reports)."""
+    from ..errors import StudyError
+
+    s = store.settings
     study = store.study
-    if study is None or model not in store.profile.recipes:
+    if study is None or model not in store.profile.recipes or model in s.checkpoints or s.scope == "checkpoint":
         return None
-    expectation = study.expectation(claim, model)
-    if expectation is None or expectation.kind == "pass":
+    if model not in study.evaluated_on(claim):
         return None
-    return pytest.mark.xfail(strict=expectation.kind == "known-failure", reason=expectation.reason)
+    try:
+        study.check(claim, store.profile)
+        return study.expectation(claim, model)
+    except StudyError:
+        return None
+
+
+def _expectation_mark(store, claim, model: str):
+    """A strict ``xfail(raises=ClaimContradicted)`` where the seed study expects a part of ``claim`` contradicted on
+    ``model``; None otherwise (every other expectation is asserted by the test itself)."""
+    from ..claims import ClaimContradicted
+
+    expectation = _expectation(store, claim, model)
+    if expectation is None or not expectation.contradicted:
+        return None
+    return pytest.mark.xfail(strict=True, raises=ClaimContradicted, reason=expectation.reason())
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -13,9 +13,8 @@ from ..claims.evaluation import ClaimOutcome
 __all__ = ["allure_labels", "allure_title", "attach"]
 
 
-def allure_labels(claim: Claim, model: str, expected: str | None = None) -> None:
-    """Epic = paper, feature = section, story = claim id, the model as a parameter, a link to the paper, and
-    the seed study's expectation (known failure / seed-dependent) as a tag."""
+def allure_labels(claim: Claim, model: str) -> None:
+    """Epic = paper, feature = section, story = claim id, the model as a parameter, a link to the paper."""
     import allure
 
     allure.dynamic.epic(f"{claim.paper.title} ({claim.paper.venue})")
@@ -25,32 +24,48 @@ def allure_labels(claim: Claim, model: str, expected: str | None = None) -> None
     allure.dynamic.parameter("model", str(model))
     allure.dynamic.link(claim.paper.url, name=f"arXiv:{claim.paper.arxiv}")
     allure.dynamic.severity(getattr(allure.severity_level, claim.severity.upper()))
-    if expected is not None:
-        allure.dynamic.tag(expected)
     rules = "\n".join(f"- **{p.name}**: {p.rule}" for p in claim.parts)
     allure.dynamic.description(
         f"{claim.statement}\n\n**Units:** {claim.units}\n\n**Decision rules** "
-        f"({claim.level:.0%} percentile bootstrap):\n{rules}"
+        f"({claim.level:.0%} intervals: over images or batches for one checkpoint, over training seeds for an "
+        f"architecture; Holm's correction across the parts):\n{rules}"
     )
 
 
-def allure_title(claim: Claim, model: str, verdict: str) -> None:
-    """The test's title in the report names the claim, the model and the verdict."""
+def allure_title(claim: Claim, model: str, verdict: str, scope: str | None = None) -> None:
+    """The test's title in the report names the claim, the model, the verdict and its scope (also a tag)."""
     import allure
 
-    allure.dynamic.title(f"{claim.id} [{model}]: {verdict}")
+    allure.dynamic.title(f"{claim.id} [{model}]: {verdict}" + (f" ({scope} scope)" if scope else ""))
+    if scope:
+        allure.dynamic.tag(f"scope: {scope}")
 
 
-def attach(outcome: ClaimOutcome, png: bytes, raw: Mapping[str, Any] | None = None) -> None:
-    """The figure, the numbers of every part, and the raw samples a figure shows (e.g. eigenvalues)."""
+def attach(
+    outcome: ClaimOutcome, png: bytes, raw: Mapping[str, Any] | None = None, live: ClaimOutcome | None = None
+) -> None:
+    """The figure, the numbers of every part (and of this machine's weights beside an architecture verdict), the
+    raw samples a figure shows (e.g. eigenvalues), and the expectation as a tag (a known failure, or a claim
+    expected to stay inconclusive at this scale)."""
     import allure
 
     numbers = {
         "claim": outcome.claim.id,
         "model": outcome.model,
+        "scope": outcome.scope,
+        "about": outcome.about,
         "verdict": outcome.verdict,
+        "expected": dict(outcome.expected) if outcome.expected is not None else None,
         "parts": [p.to_json() for p in outcome.parts],
+        "live": {"about": live.about, "verdict": live.verdict, "parts": [p.to_json() for p in live.parts]}
+        if live
+        else None,
     }
+    wanted = set((outcome.expected or {}).values())
+    if "contradicted" in wanted:
+        allure.dynamic.tag("known-failure")
+    elif "inconclusive" in wanted:
+        allure.dynamic.tag("inconclusive")
     allure.attach(
         png, name=f"{outcome.claim.measurement} - {outcome.model}", attachment_type=allure.attachment_type.PNG
     )

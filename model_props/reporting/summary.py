@@ -1,25 +1,29 @@
 """The session summary: one record per claim test, ``reports/summary.{json,md}`` and the verdict table.
 
-``summary.json`` is a stable contract for CI tools::
+``summary.json`` is a stable contract for CI tools (schema 2: scopes, per-seed estimates and expectations)::
 
     {
-      "schema_version": 1,
+      "schema_version": 2,
       "profile": "smoke", "seed": 0, "train_seed": null,
-      "provenance": {"versions": {"model-props": "...", "torch": "...", "timm": "...", "numpy": "..."},
-                     "machine": {"cpu": "...", "cpu_count": 2, "torch_threads": 2, ...}},
+      "provenance": {"versions": {...}, "machine": {...}},
       "models": {"vit": {"accuracy": 0.8, "nll": 0.5, "parameters": 683242, "checkpoint_sha256": "...",
-                         "recipe": "vit", "recipe_fingerprint": "<hash of the recipe but its seed>",
-                         "train_seed": 0, "provenance": {"code_hash": "...", "recipe_key": "...", "versions": {...},
-                                                         "machine": {...}}}},
+                         "recipe": "vit", "recipe_fingerprint": "...", "train_seed": 0, "provenance": {...}}},
       "results": [{"claim": "park2022.msa-lowpass", "model": "vit",
+                   "scope": "architecture" | "checkpoint", "k": 5, "seeds": [0, 1, 2, 3, 4],
+                   "about": "about the architecture (its recipe over 5 training seeds; interval over seeds)",
                    "verdict": "supported" | "contradicted" | "inconclusive" | "skipped" | "xfailed",
-                   "expected": "pass" | "known-failure" | "seed-dependent",
+                   "expected": "pass" | "known-failure" | "inconclusive",
+                   "expectation": {"parts": {"msa-later-half": "supported"}, "set_seeds": [0, 1, 2],
+                                   "confirm_seeds": [3, 4], "confirmed": {"msa-later-half": [2, 2]}},
                    "statistic": "...", "value": -0.12, "interval": [-0.2, -0.05], "reason": "...",
-                   "parts": [{"part": "...", "verdict": "...", "value": ..., "interval": [...], ...}]}]
+                   "parts": [{"part": "...", "verdict": "...", "value": ..., "interval": [...], "method": "...",
+                              "per_seed": {"vit": [...]}, "p_contradiction": ..., ...}],
+                   "live": {"scope": "checkpoint", "verdict": "...", "parts": [...]}}]
     }
 
-``value``/``interval`` are null for skipped records. For ``xfailed`` records the measured verdict is kept
-in ``measured_verdict``. The contract only grows: later claims add records, later versions add keys.
+``value``/``interval`` are null for skipped records; ``per_seed`` and ``expectation`` where the scope has them.
+``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
+For ``xfailed`` records the measured verdict is kept in ``measured_verdict``.
 """
 
 from __future__ import annotations
@@ -27,14 +31,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..claims.base import Claim
-from ..claims.evaluation import ClaimOutcome
+from ..claims.outcome import ClaimOutcome
 
-__all__ = ["SCHEMA_VERSION", "outcome_record", "skip_record", "model_facts", "write_summary", "verdict_table"]
+if TYPE_CHECKING:
+    from ..claims.expectations import Expectation
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "outcome_record", "judgement_record", "skip_record", "model_facts", "write_summary",
+           "verdict_table"]  # fmt: skip
+
+SCHEMA_VERSION = 2
 SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
 
 
@@ -46,6 +54,10 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
     return {
         "claim": outcome.claim.id,
         "model": outcome.model,
+        "scope": outcome.scope,
+        "k": len(outcome.seeds) if outcome.seeds is not None else None,
+        "seeds": list(outcome.seeds) if outcome.seeds is not None else None,
+        "about": outcome.about,
         "verdict": outcome.verdict,
         "statistic": f"{d.part.name}: {d.part.label}",
         "value": e.value,
@@ -53,6 +65,25 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
         "reason": outcome.message(),
         "parts": [p.to_json() for p in outcome.parts],
     }
+
+
+def _expected(outcome: ClaimOutcome) -> str:
+    """The expectation in one word: a known failure (a part expected contradicted), inconclusive, or pass."""
+    wanted = set((outcome.expected or {}).values())
+    return "known-failure" if "contradicted" in wanted else "inconclusive" if "inconclusive" in wanted else "pass"
+
+
+def judgement_record(
+    outcome: ClaimOutcome, expectation: Expectation | None = None, live_outcome: ClaimOutcome | None = None
+) -> dict[str, Any]:
+    """The summary record of a claim test: the verdict at its scope, the expectation, and the live weights."""
+    record = outcome_record(outcome)
+    record["expected"] = _expected(outcome)
+    record["expectation"] = expectation.to_json() if expectation else None
+    if live_outcome is not None:
+        live = outcome_record(live_outcome)
+        record["live"] = {k: live[k] for k in ("scope", "about", "verdict", "statistic", "value", "interval", "parts")}
+    return record
 
 
 def model_facts(tested: Any) -> dict[str, Any]:
@@ -85,7 +116,8 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Claims x models, each cell the verdict and the decisive value, as aligned text lines."""
+    """Claims x models, each cell the verdict, the decisive value and the scope (``a5``: architecture over 5
+    seeds, ``c``: checkpoint), as aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))
     claims = list(dict.fromkeys(r["claim"] for r in results))
@@ -94,7 +126,8 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     def fmt(r):
         if r is None:
             return ""
-        return SHORT[r["verdict"]] + (f" {r['value']:+.3g}" if r.get("value") is not None else "")
+        scope = {"architecture": f" a{r.get('k')}", "checkpoint": " c"}.get(r.get("scope") or "", "")
+        return SHORT[r["verdict"]] + (f" {r['value']:+.3g}{scope}" if r.get("value") is not None else "")
 
     width = max([len(c) for c in claims] + [5])
     cols = [max([len(m)] + [len(fmt(cell.get((c, m)))) for c in claims]) for m in models]

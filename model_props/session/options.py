@@ -6,7 +6,8 @@ The table (paths are relative to the pyproject's folder)::
     [tool.model_props]
     profile = "smoke"                   # a built-in profile or one of recipes_dir
     models = ["mypkg.models:build"]     # the models under test (default: the profile's references)
-    checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }
+    checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }   # or a glob / list: one file per seed
+    scope = "auto"                      # verdicts about an architecture (k >= 3 seeds) or one checkpoint
     cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
     data_root = "data"                  # CIFAR-10/100 for profiles that use them
     device = "cpu"
@@ -209,6 +210,17 @@ OPTIONS: tuple[Option, ...] = (
         table=False,
         pytest="--claims-html",
         action="store_true",
+    ),
+    Option(
+        "scope",
+        str,
+        "verdict scope",
+        "what a verdict is about: 'architecture' (a recipe over k >= 3 training seeds: the references from the "
+        "profile's seed study, your model from 3+ --checkpoint files), 'checkpoint' (one set of weights), or "
+        "'auto' (architecture where there are seeds, else checkpoint)",
+        "auto",
+        pytest="--claims-scope",
+        metavar="SCOPE",
     ),
     Option("gate", dict, "release gate", "release gate ([tool.model_props.gate]: claims, baseline, tolerances)"),
 )

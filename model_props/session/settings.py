@@ -4,7 +4,8 @@ pyproject.toml, then the command line (later wins). The options themselves are d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import glob
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,7 +16,7 @@ from ..errors import ConfigError
 from ..training.profiles import Profile, RecipeSource, load_profile
 from .options import DEFAULTS, OPTIONS
 
-__all__ = ["Settings", "validate_device"]
+__all__ = ["Settings", "validate_device", "SCOPES"]
 
 
 def validate_device(device: str) -> str:
@@ -27,6 +28,25 @@ def validate_device(device: str) -> str:
 
 
 _PATHS = tuple(o.name for o in OPTIONS if o.path)
+SCOPES = ("auto", "checkpoint", "architecture")
+
+
+def _paths(value: str | Sequence[str], base: Path, model: str) -> tuple[Path, ...]:
+    """The checkpoint files of ``model``: a path, a glob pattern (``runs/seed*.safetensors``; its files in sorted
+    order, one per training seed) or a list of either, relative to ``base``."""
+    found: list[Path] = []
+    for item in [value] if isinstance(value, str) else list(value):
+        path = base / Path(str(item)).expanduser()
+        if glob.has_magic(str(item)):
+            matches = sorted(Path(m) for m in glob.glob(str(path)))
+            if not matches:
+                raise ConfigError(f"checkpoint pattern {str(path)!r} of {model} matches no file")
+            found += matches
+        else:
+            found.append(path)
+    if not found:
+        raise ConfigError(f"checkpoints of {model}: give a path, a glob pattern or a list of paths")
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -40,10 +60,11 @@ class Settings:
     train_seed: int | None = None
     progress: bool = True
     models: tuple[str, ...] = ()
-    checkpoints: Mapping[str, Path] = field(default_factory=dict)
+    checkpoints: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)  # several: seeds of one model
     remeasure: bool = DEFAULTS["remeasure"]
     gate: Mapping[str, Any] = field(default_factory=dict)
     img_size: int | None = None
+    scope: str = DEFAULTS["scope"]
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -57,7 +78,7 @@ class Settings:
         for key in _PATHS:
             if key in merged:
                 merged[key] = base / Path(merged[key]).expanduser()
-        merged["checkpoints"] = {m: base / Path(c).expanduser() for m, c in table.get("checkpoints", {}).items()}
+        merged["checkpoints"] = {m: _paths(c, base, m) for m, c in table.get("checkpoints", {}).items()}
         given = {k: v for k, v in cli.items() if v is not None and v != []}
         for key in _PATHS:
             if key in given:
@@ -69,7 +90,7 @@ class Settings:
                     f"got {len(ckpts)} --checkpoint for {len(given['models'])} --model; give one "
                     "--checkpoint per --model, in order"
                 )
-            merged["checkpoints"] = {m: Path(c).expanduser() for m, c in zip(given["models"], ckpts)}
+            merged["checkpoints"] = {m: _paths(c, Path.cwd(), m) for m, c in zip(given["models"], ckpts)}
         elif "checkpoints" in given:
             raise ConfigError("--checkpoint needs a --model at the same position")
         steps = given.pop("steps", None)
@@ -97,4 +118,11 @@ class Settings:
             remeasure=bool(merged.get("remeasure", DEFAULTS["remeasure"])),
             gate=merged.get("gate", {}),
             img_size=merged.get("img_size"),
+            scope=_scope(merged.get("scope", DEFAULTS["scope"])),
         )
+
+
+def _scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise ConfigError(f"scope={scope!r} (--claims-scope or [tool.model_props] scope); valid: {', '.join(SCOPES)}")
+    return scope

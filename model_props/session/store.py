@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..anatomy import Anatomy, anatomy
+from ..anatomy import anatomy
 from ..cache import sha256_file
 from ..claims.expectations import SeedStudy, load_study
 from ..data import ImageDataset, load_dataset
@@ -20,38 +20,11 @@ from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, evaluate, training_split
 from ..training.profiles import Profile
 from ..training.recipes import Recipe
-from ..zoo import Classifier, build_model, check_model, load_checkpoint, parse_spec
+from ..zoo import build_model, check_model, load_checkpoint, parse_spec
 from .settings import Settings
+from .tested import ModelUnderTest
 
-__all__ = ["ModelUnderTest", "ModelStore"]
-
-
-@dataclass
-class ModelUnderTest:
-    name: str
-    model: Classifier  # eval mode
-    anatomy: Anatomy
-    metrics: dict[str, Any]
-    recipe: Recipe | None
-    checkpoint: Path | None
-    checkpoint_sha256: str | None = None
-    from_cache: bool = False
-    provenance: dict[str, Any] = field(default_factory=dict)
-    checkpoint_name: str = "final"
-    dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
-    mutation: str | None = None  # set on mutants (model_props.testing.mutants)
-    loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
-
-    @property
-    def parameters(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
-
-    @property
-    def identity(self) -> str | None:
-        """What a measurement of this model is keyed by: its weights' sha256, plus the mutation of a mutant."""
-        if self.checkpoint_sha256 is None:
-            return None
-        return self.checkpoint_sha256 + (f"+{self.mutation}" if self.mutation else "")
+__all__ = ["ModelUnderTest", "ModelStore"]  # ModelUnderTest: see .tested
 
 
 LONG_TRAINING_S = 600.0  # a custom-recipe training longer than this is announced first
@@ -132,7 +105,7 @@ class ModelStore:
         (a GPU runs one training at a time best); the session then trains lazily, one model at a time."""
         import os
 
-        from ..training.parallel import map_recipes, train_until
+        from ..training.parallel import map_parallel, train_until
 
         s = self.settings
         until, todo = {}, []
@@ -153,7 +126,7 @@ class ModelStore:
             + ", ".join(f"{r.name} ({until[r.name]})" for r in todo)
         )
         train = functools.partial(train_until, s.cache_dir, s.data_root, until)
-        for recipe, metrics in map_recipes(train, todo, workers=workers):
+        for recipe, metrics in map_parallel(train, todo, workers=workers):
             self.notify(
                 f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
@@ -161,11 +134,36 @@ class ModelStore:
         return [r.name for r in todo]
 
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
-        """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model)."""
+        """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model;
+        of several, the first)."""
         key = (name, "final" if name in self.settings.checkpoints else checkpoint)
         if key not in self._models:
             self._models[key] = self._build(name, checkpoint)
         return self._models[key]
+
+    def replicas(self, name: str) -> list[ModelUnderTest]:
+        """Every --checkpoint of a user's model: its training seeds, for an architecture verdict."""
+        paths = self.settings.checkpoints.get(name, ())
+        found = [self.get(name)]
+        for i, path in enumerate(paths[1:], start=1):
+            key = (name, f"replica {i}")
+            if key not in self._models:
+                self._models[key] = self._load(name, path, name)
+            found.append(self._models[key])
+        return found
+
+    def samples(self, tested: ModelUnderTest, kind: str, sampling: str) -> str:
+        """The identity of the samples a ``kind`` report of ``tested`` is measured on: equal identities mean the
+        same test images (and noise draws), or the same augmented Hessian batches, so comparisons pair them."""
+        data = self.dataset(tested.dataset).name
+        if sampling != "train_images" and kind != "spectrum":
+            return f"{data}:test"
+        recipe = tested.recipe or self.profile.custom(tested.name)
+        split = f"{data}:train:{recipe.subset}" + (f":{recipe.seed}" if recipe.subset < 1.0 else "")
+        if kind != "spectrum":
+            return split
+        loss = TrainingLoss.of(recipe)
+        return f"{split}:{loss.augment}:{loss.label_smoothing}:{loss.mixup_alpha}:{loss.cutmix_alpha}"
 
     def built(self) -> dict[str, ModelUnderTest]:
         return {n: m for (n, c), m in self._models.items() if c == "final"}
@@ -238,7 +236,7 @@ class ModelStore:
                 checkpoint,
                 recipe.dataset,
             )
-        return self._load(name, ckpt, name)
+        return self._load(name, ckpt[0], name)
 
     def _announce(self, name: str, recipe: Recipe) -> None:
         """Before a long training of a user's model: say how long, measured on this machine."""

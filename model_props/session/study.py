@@ -1,164 +1,146 @@
-"""Running a seed study: every recipe of a profile trained with several seeds and the claim suite run on each.
+"""Running a seed study: every recipe of a profile trained with several seeds, every claim part measured on each.
 
-Writes ``<profile>-seeds.json`` (read by :mod:`model_props.claims.expectations`) and a readable ``.md``.
+Trains every reference and variant with each seed (as far as the catalogue reads it, several at once), then
+per seed computes each claim part's statistic on each model it reads, on the seed's whole sample
+(:func:`~model_props.claims.evaluation.point_value`), and writes ``<profile>-seeds.json`` (read by
+:mod:`model_props.claims.expectations`) and a readable ``.md``. It stores per-seed estimates and the
+fingerprints of what produced them, never a verdict: verdicts are computed from them at test time.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
+import math
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..claims.expectations import FLOOR_MARGIN, SCHEMA_VERSION, SeedStudy, decisive_part, format_part
+from ..claims import list_claims
+from ..claims.evaluation import point_value
+from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint
+from ..errors import NotApplicable
+from ..provenance import provenance
+from ..training.parallel import map_parallel, train_until
+from .settings import Settings
+from .store import ModelStore
 
-__all__ = ["run_study", "study_markdown"]
-
-
-def _suite_summary(settings: Any, seed: int, workdir: Path) -> dict[str, Any]:
-    """Run the packaged claim suite on the references trained with ``seed``; its summary.json."""
-    import subprocess
-    import sys
-
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "--pyargs",
-        "model_props.suite",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        f"--claims-profile={settings.profile}",
-        f"--claims-cache={settings.cache_dir}",
-        f"--claims-train-seed={seed}",
-        f"--claims-seed={settings.seed}",
-        f"--claims-device={settings.device}",
-    ]
-    if settings.recipes.user_dir is not None:
-        cmd.append(f"--claims-recipes={settings.recipes.user_dir}")
-    if settings.data_root is not None:
-        cmd.append(f"--claims-data-root={settings.data_root}")
-    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
-    summary = workdir / "reports" / "summary.json"
-    if not summary.is_file():
-        raise RuntimeError(
-            f"the claim suite wrote no summary for seed {seed}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
-    return json.loads(summary.read_text())
+__all__ = ["run_study", "seed_estimates"]
 
 
-def run_study(settings: Any, *, seeds: list[int], workers: int = 1, out: Path | None = None) -> Path:
-    """Train every reference and variant of the profile with each seed, run the claim suite on each seed, and
-    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures)."""
-    import dataclasses
-    import functools
-    import tempfile
-    from datetime import date
+def _value(value: float) -> float | None:
+    return None if math.isnan(value) else value  # JSON has no NaN: an undefined estimate is null
 
-    from ..claims import list_claims
-    from ..provenance import provenance
-    from ..training.parallel import map_recipes, train_until
-    from .store import ModelStore
 
+def seed_estimates(settings: Settings, seed: int) -> dict[str, Any]:
+    """Per claim and part, the statistic of every model the part reads, trained with ``seed`` (one worker's job)."""
+    store = ModelStore(dataclasses.replace(settings, train_seed=seed, progress=False))
+    profile = store.profile
+    claims: dict[str, Any] = {}
+    for claim in list_claims():
+        entry: dict[str, Any] = {"evaluated_on": [], "not_applicable": {}, "parts": {}}
+        for model in profile.references:
+            tested = store.get(model)
+            reason = claim.skip_reason(tested.anatomy, model, profile.recipes)
+            if reason is not None:
+                entry["not_applicable"][model] = reason
+                continue
+            entry["evaluated_on"].append(model)
+            for part in claim.parts:
+                record = entry["parts"].setdefault(part.name, {"not_applicable": {}, "values": {}, "unreadable": {}})
+                if (why := part.applies(tested.anatomy)) is not None:
+                    record["not_applicable"][model] = why  # the part does not apply to this model under test
+                    continue
+                for name in dict.fromkeys(n for n in (part.subject or model, part.versus) if n):
+                    if name in record["values"] or name in record["unreadable"]:
+                        continue
+                    try:
+                        report = store.report(name, part.report, part.checkpoint)
+                        record["values"][name] = _value(point_value(part, report))
+                    except NotApplicable as exc:  # the statistic finds nothing to read in this model's report
+                        record["unreadable"][name] = str(exc)
+        claims[claim.id] = entry
+    recipes = {}
+    for name in profile.references + profile.variants:
+        needed = sorted(store.checkpoints_needed.get(name, {"final"}))
+        recipes[name] = {c: store.get(name, "warmup" if c == "warmup" else "final").metrics for c in needed}
+    return {"claims": claims, "recipes": recipes, "num_classes": store.dataset().num_classes}
+
+
+def _merge(per_seed: list[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+    """One study from the seeds' estimates: lists per seed, in seed order, with the fingerprints."""
     profile = settings.profile_data
-    names = profile.references + profile.variants
+    first = per_seed[0]
+    claims = {}
+    for claim in list_claims():
+        entries = [s["claims"][claim.id] for s in per_seed]
+        parts = {}
+        for part, record in first["claims"][claim.id]["parts"].items():
+            values = {n: [e["parts"][part]["values"].get(n) for e in entries] for n in record["values"]}
+            parts[part] = {
+                "not_applicable": record["not_applicable"],
+                "values": values,
+                "unreadable": record["unreadable"],
+            }
+        claims[claim.id] = {
+            "fingerprint": claim_fingerprint(claim, profile),
+            "evaluated_on": first["claims"][claim.id]["evaluated_on"],
+            "not_applicable": first["claims"][claim.id]["not_applicable"],
+            "parts": parts,
+        }
+    recipes = {}
+    for name, checkpoints in first["recipes"].items():
+        recipes[name] = {
+            "fingerprint": recipe_fingerprint(profile, name),
+            "num_classes": first["num_classes"],
+            "checkpoints": {
+                c: {
+                    k: [s["recipes"][name][c][k] for s in per_seed]
+                    for k in ("step", "test_accuracy", "test_nll", "val_accuracy")
+                }
+                for c in checkpoints
+            },  # fmt: skip
+        }
+    return {"recipes": recipes, "claims": claims}
+
+
+def run_study(settings: Settings, *, seeds: list[int], workers: int = 1, out: Path | None = None) -> Path:
+    """Train every reference and variant of the profile with each seed, measure every claim part on each, and
+    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures)."""
+    from .study_report import study_markdown
+
+    if len(seeds) <= SET_SEEDS:
+        print(f"note: seeds {seeds[:SET_SEEDS]} set the expectations; give more seeds to confirm them", flush=True)
+    profile = settings.profile_data
     store = ModelStore(settings)
+    names = profile.references + profile.variants
     until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
-    metrics: dict[tuple[str, int], dict[str, Any]] = {}
     train = functools.partial(train_until, settings.cache_dir, settings.data_root, until)
-    for recipe, result in map_recipes(train, runs, workers=workers):
-        metrics[(recipe.name, recipe.seed)] = result
-        print(
-            f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
-            f"{' (cache)' if result['from_cache'] else ''}",
-            flush=True,
-        )
-    claims: dict[str, Any] = {c.id: {"fingerprint": c.fingerprint(), "models": {}} for c in list_claims()}
-    for seed in seeds:
-        with tempfile.TemporaryDirectory() as tmp:
-            summary = _suite_summary(settings, seed, Path(tmp))
-        for r in summary["results"]:
-            verdict = r.get("measured_verdict", r["verdict"])
-            claims[r["claim"]]["models"].setdefault(r["model"], []).append(
-                {"seed": seed, "verdict": verdict, "parts": r.get("parts", [])}
-            )
-        print(f"claim suite on seed {seed}: {len(summary['results'])} records", flush=True)
+    for recipe, result in map_parallel(train, runs, workers=workers):
+        print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
+              f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
+    estimates = {}
+    for seed, result in map_parallel(functools.partial(seed_estimates, settings), seeds, workers=workers):
+        estimates[seed] = result
+        print(f"measured seed {seed}", flush=True)
     data = {
         "schema_version": SCHEMA_VERSION,
         "profile": profile.name,
         "seeds": list(seeds),
-        "floor_margin": FLOOR_MARGIN,
+        "set_seeds": list(seeds[:SET_SEEDS]),
+        "confirm_seeds": list(seeds[SET_SEEDS:]),
+        "measurement_seed": settings.seed,
         "date": date.today().isoformat(),
         "provenance": provenance(settings.device),
-        "recipes": {
-            n: {
-                "fingerprint": profile.recipes[n].fingerprint(),
-                "checkpoint": until[n],
-                **{k: [metrics[(n, s)][k] for s in seeds] for k in ("test_accuracy", "test_nll", "val_accuracy")},
-            }
-            for n in names
-        },
-        "claims": claims,
+        **_merge([estimates[s] for s in seeds], settings),
     }
     out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{profile.name}-seeds.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
+    from ..claims.expectations import SeedStudy
+
     (out / f"{profile.name}-seeds.md").write_text(study_markdown(SeedStudy.from_json(data, str(path)), profile))
     return path
-
-
-def study_markdown(study: SeedStudy, profile: Any) -> str:
-    """The readable table of a study: accuracy per recipe and seed; per claim x model the tally and the
-    expectation it sets."""
-    import statistics
-
-    from ..claims import get_claim
-
-    m = study.provenance.get("machine", {})
-    lines = [
-        f"# Seed study, profile `{study.profile}`",
-        "",
-        f"Seeds {list(study.seeds)}; every recipe trained once per seed and the claim suite run on each seed's "
-        f"references. Machine: {m.get('cpu')}, {m.get('cpu_count')} cores; versions "
-        f"{study.provenance.get('versions')}. Regenerate: `model-props seed-study --profile {study.profile}`.",
-        "",
-        "## Accuracy per recipe",
-        "",
-        f"Floor = worst seed - {FLOOR_MARGIN:.2f}; the library's tests assert it.",
-        "",
-        "| recipe | checkpoint | test accuracy mean ± sd | per seed | test NLL mean | floor |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, entry in study.recipes.items():
-        acc = entry["test_accuracy"]
-        sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
-        per_seed = ", ".join(f"{a:.3f}" for a in acc)
-        lines.append(
-            f"| {name} | {entry.get('checkpoint', 'final')} | {statistics.mean(acc):.3f} ± {sd:.3f} | {per_seed} | "
-            f"{statistics.mean(entry['test_nll']):.3f} | {min(acc) - FLOOR_MARGIN:.3f} |"
-        )
-    lines += [
-        "",
-        "## Claims",
-        "",
-        "Expectation: **pass** (supported on every seed), **known failure** (contradicted on every seed: strict "
-        "xfail), **seed-dependent** (anything else: non-strict xfail).",
-        "",
-        "| claim | model | supported | per seed (decisive part: value [95% CI]) | expectation |",
-        "|---|---|---|---|---|",
-    ]
-    for claim_id, entry in study.claims.items():
-        claim = get_claim(claim_id)
-        for model, records in entry["models"].items():
-            if all(r["verdict"] == "skipped" for r in records):
-                continue
-            exp = study.expectation(claim, model)
-            cells = "; ".join(
-                f"{r['seed']}: " + (format_part(d) if (d := decisive_part(r["parts"])) else r["verdict"])
-                for r in records
-            )
-            k = sum(r["verdict"] == "supported" for r in records)
-            lines.append(f"| {claim_id} | {model} | {k}/{len(records)} | {cells} | {exp.kind if exp else '-'} |")
-    return "\n".join(lines) + "\n"

@@ -1,9 +1,11 @@
 """The published claims as tests: one test per (claim, model under test), generated from the catalogue.
 
-The claim, its units and decision rules live in ``model_props.claims``; the verdict is *supported* only
-when every applicable part's bootstrap interval excludes the null on the claimed side. Where the profile's
-seed study found a claim not to replicate on a reference (or to depend on the training seed), the plugin
-marks that test as an expected failure, with the paper's evidence and the per-seed numbers as the reason.
+The claim, its units and decision rules live in ``model_props.claims``. A verdict says what it is about: the
+references are judged over the training seeds of the profile's seed study (architecture scope), each part
+against the expectation the study's first seeds set; a model of yours over its checkpoints when you give
+three or more (``--checkpoint='runs/seed*.safetensors'``), else about the one set of weights you give. Where
+the study expects a part contradicted at this scale, the test is a strict ``xfail(raises=ClaimContradicted)``:
+any other error still fails it.
 """
 
 from model_props.claims import get_claim
@@ -12,5 +14,4 @@ __all__ = ["test_claim"]
 
 
 def test_claim(claim_id, model_under_test, check_claim):
-    outcome = check_claim(get_claim(claim_id), model_under_test)
-    assert outcome.verdict == "supported", outcome.message()
+    check_claim(get_claim(claim_id), model_under_test).assert_expected()

@@ -21,9 +21,10 @@ from .recipes import Recipe
 if TYPE_CHECKING:
     from .loop import Checkpoint
 
-__all__ = ["map_recipes", "train_until"]
+__all__ = ["map_parallel", "train_until"]
 
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 
 def _init_worker(threads: int) -> None:
@@ -32,24 +33,23 @@ def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def map_recipes(
-    fn: Callable[[Recipe], T], recipes: Iterable[Recipe], *, workers: int = 1, threads: int | None = None
-) -> Iterator[tuple[Recipe, T]]:
-    """Yield ``(recipe, fn(recipe))`` as each finishes; ``fn`` must be a picklable top-level function.
-
-    ``threads`` per worker defaults to the cores divided among the workers.
+def map_parallel(
+    fn: Callable[[Item], T], items: Iterable[Item], *, workers: int = 1, threads: int | None = None
+) -> Iterator[tuple[Item, T]]:
+    """Yield ``(item, fn(item))`` as each finishes (recipes to train, seeds to measure); ``fn`` must be a
+    picklable top-level function. ``threads`` per worker defaults to the cores divided among the workers.
     """
-    recipes = list(recipes)
+    items = list(items)
     threads = threads or max(1, (os.cpu_count() or 1) // max(1, workers))
     if workers <= 1:
         _init_worker(threads)
-        for r in recipes:
-            yield r, fn(r)
+        for item in items:
+            yield item, fn(item)
         return
     with ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(threads,)
     ) as pool:
-        futures = {pool.submit(fn, r): r for r in recipes}
+        futures = {pool.submit(fn, item): item for item in items}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
 
@@ -57,7 +57,7 @@ def map_recipes(
 def train_until(
     cache_dir: Path, data_root: Path | None, until: Mapping[str, Checkpoint], recipe: Recipe
 ) -> dict[str, Any]:
-    """Train (or load) ``recipe`` up to the checkpoint ``until[recipe.name]``; its metrics, for :func:`map_recipes`."""
+    """Train (or load) ``recipe`` up to the checkpoint ``until[recipe.name]``; its metrics, for :func:`map_parallel`."""
     from .checkpoints import get_trained
 
     trained = get_trained(

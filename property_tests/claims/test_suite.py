@@ -2,3 +2,4 @@
 
 from model_props.suite.test_claims import *  # noqa: F401,F403
 from model_props.suite.test_gate import *  # noqa: F401,F403
+from model_props.suite.test_reproduction import *  # noqa: F401,F403

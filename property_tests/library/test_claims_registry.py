@@ -84,6 +84,17 @@ def test_claim_skips_a_model_without_the_trait_and_names_it(claim, model, reason
     assert reason in get_claim(claim).skip_reason(smoke_anatomy(model))
 
 
+def test_a_claim_whose_defining_part_does_not_apply_is_not_applicable():
+    """ "MSAs reduce variance" on a model without MSAs is not applicable, not supported on its conv parts."""
+    claim = get_claim("park2022.msa-reduces-variance")
+    assert claim.skip_reason(smoke_anatomy("resnet")) == "resnet has no msa units"
+    assert (
+        claim.undefined_by({"msa": "x has no msa units"})
+        == "its defining part 'msa' does not apply: x has no msa units"
+    )
+    assert claim.undefined_by({"conv-mlp": "none"}) is None
+
+
 @pytest.mark.parametrize(
     "claim",
     sorted(
@@ -141,7 +152,7 @@ def test_summary_json_contract(tmp_path):
     )
     data = json.loads((tmp_path / "summary.json").read_text())
     assert set(data) >= {"schema_version", "profile", "seed", "train_seed", "provenance", "models", "results"}
-    assert data["schema_version"] == 1 and data["provenance"]["versions"]["torch"] == "2"
+    assert data["schema_version"] == 2 and data["provenance"]["versions"]["torch"] == "2"
     assert data["profile"] == "smoke" and data["seed"] == 0 and data["models"]["vit"]["accuracy"] == 0.8
     for r in data["results"]:
         assert set(r) >= {"claim", "model", "verdict", "statistic", "value", "interval", "reason"}
@@ -156,7 +167,7 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     import numpy as np
 
     from model_props.anatomy import Anatomy, Tap, Unit
-    from model_props.claims.evaluation import evaluate_claim
+    from model_props.claims.evaluation import Measured, evaluate_checkpoint
     from model_props.measurements.units import UnitReport
     from model_props.measures import MinibatchCKA
 
@@ -178,18 +189,9 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     )
     claim = get_claim("park2022.msa-reduces-variance")
     assert claim.skip_reason(anat) is None
-    outcome = evaluate_claim(claim, "mobilevit-like", anat, lambda name, kind, ckpt: report, n_boot=200)
+    outcome = evaluate_checkpoint(
+        claim, "mobilevit-like", anat, lambda name, kind, ckpt: Measured(report, {}), n_boot=200
+    )
     verdicts = {p.part.name: (p.verdict, p.reason) for p in outcome.parts}
     assert verdicts["conv-mlp"] == ("skipped", "the model has no non-subsampling conv or MLP units")
     assert verdicts["msa"][0] == "supported" and outcome.verdict == "supported"
-
-
-def test_readme_carries_the_catalogue():
-    """The README's claim table is the catalogue as the code defines it (``model-props claims``), not a copy
-    that drifts."""
-    from pathlib import Path
-
-    from model_props.claims import catalogue_markdown
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert catalogue_markdown() in readme, "README's catalogue is stale: paste the output of `model-props claims`"

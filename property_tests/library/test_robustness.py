@@ -19,10 +19,11 @@ from model_props.data import Split
 from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.attack import AttackReport, attack_report
 from model_props.measurements.corruption import CorruptionReport, corruption_report
-from model_props.measurements.lesion import LesionReport, lesion_report, lesioned, removable_units
+from model_props.measurements.lesion import LesionReport, key_units, lesion_report, lesioned, removable_units
 from model_props.measurements.noise import NoiseReport, noise_report
 from model_props.measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
 from model_props.measures.noise import band_mask, band_noise
+from model_props.training.profiles import get_recipe
 from model_props.zoo import build_model
 
 
@@ -145,6 +146,21 @@ def test_lesions_skip_embedding_subsampling_and_head():
     anat = anatomy(build_model("resnet", num_classes=10))
     names = [u.name for u in removable_units(anat)]
     assert names == ["layer1.0", "layer1.1", "layer2.1", "layer3.1", "layer4.1"]
+
+
+@pytest.mark.parametrize(
+    ("recipe", "keys"),
+    [
+        ("resnet", ["layer2.1", "layer3.1", "layer4.1"]),  # the block after each stride-2 block; not the stem's
+        ("alternet", ["stages.1.1", "stages.2.1", "stages.3.2", "stages.3.3"]),
+    ],
+)
+def test_claim_13_key_units_start_stages_after_subsampling_and_end_them_with_msas(recipe, keys):
+    r = get_recipe("smoke", recipe)
+    units = removable_units(anatomy(build_model(r.model, num_classes=10, arch_kwargs=r.arch)))
+    key = key_units(tuple(u.kind for u in units), [u.stage for u in units])
+    assert [u.name for u, k in zip(units, key) if k] == keys
+    assert units[0].name not in keys  # the block next to the stem is compared, never a key by accident
 
 
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))

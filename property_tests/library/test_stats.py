@@ -11,10 +11,17 @@ from model_props.claims.stats import (
     Estimate,
     bootstrap,
     bootstrap_two_sample,
+    contradiction_p,
     decide,
+    holm,
+    prediction_interval,
+    prediction_p,
     samples_to_settle,
     standardized_effect,
+    t_interval,
+    welch_interval,
 )
+from model_props.testing.coverage import coverage, simulate
 
 
 def mean_of(x):
@@ -88,3 +95,83 @@ def test_samples_to_settle_shrinks_the_interval_enough(gap, half, n):
 
 def test_samples_to_settle_on_the_threshold_is_none():
     assert samples_to_settle(Estimate(0.0, -1.0, 1.0, 0.95, 10), 0.0) is None
+
+
+# ---------------------------------------------------------------- architecture scope: seeds as replicates
+@pytest.mark.parametrize("k", [3, 5, 10])
+def test_the_seed_interval_covers_the_architecture_mean(k):
+    """Known within- and between-seed variance: the t interval over per-seed estimates covers the true mean
+    within 2 points of 95 % (the README quotes these simulations, from benchmarks/coverage.py)."""
+    assert abs(coverage(k, seed=k)["architecture"] - 0.95) <= 0.02
+
+
+def test_one_seeds_interval_undercovers_the_architecture_mean():
+    """An interval over one seed's images is an interval for those weights, not for the architecture."""
+    assert coverage(3, 2000)["one_seed"] < 0.6
+    _, first = simulate(3, 1)
+    x = first[0]
+    boot = bootstrap(len(x), lambda i: float(x[i].mean()), seed=0, n_boot=400)  # what the normal interval stands for
+    assert (boot.high - boot.low) / 2 == pytest.approx(1.96 * x.std(ddof=1) / np.sqrt(len(x)), rel=0.15)
+
+
+def test_welch_matches_scipy_and_its_p_values_match_the_interval():
+    import scipy.stats as sps
+
+    a, b = [0.31, 0.35, 0.28, 0.40, 0.33], [0.21, 0.25, 0.19]
+    est = welch_interval(a, b)
+    low, high = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert (est.low, est.high) == pytest.approx((low, high))
+    assert est.value == pytest.approx(np.mean(a) - np.mean(b)) and est.n == 5 and est.n_versus == 3
+    # the one-sided p-value at the interval's end is 2.5 %: interval and test agree
+    assert est.p_value(est.low, "greater") == pytest.approx(0.025, abs=1e-6)
+    assert est.p_value(est.high, "less") == pytest.approx(0.025, abs=1e-6)
+    assert contradiction_p(est, "less", 0.0) < 0.025 and decide(est, "less", 0.0) == "contradicted"
+
+
+def test_t_interval_drops_undefined_seeds_and_counts_them():
+    est = t_interval([0.2, None, 0.25, float("nan"), 0.3])
+    assert est.n == 3 and est.dropped == 2 and est.value == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="at least 2"):
+        t_interval([0.2, None, None])
+
+
+def test_bootstrap_drops_and_counts_undefined_resamples():
+    x = np.array([-1.0, 2.0, 3.0, 4.0])
+
+    def mean_negative(i):
+        neg = x[i][x[i] < 0]
+        return float(-neg.mean()) if neg.size else float("nan")
+
+    est = bootstrap(4, mean_negative, seed=0, n_boot=500)
+    assert 0 < est.dropped < 500 and est.low == est.high == 1.0
+
+
+def test_bootstrap_p_value_is_the_share_of_replicates_on_the_null_side():
+    x = np.random.default_rng(0).normal(0.3, 1.0, 400)
+    est = bootstrap(400, lambda i: float(x[i].mean()), seed=0, n_boot=999)
+    assert est.p_value(0.0, "greater") == pytest.approx((1 + np.sum(est.replicates <= 0)) / 1000)
+    assert est.p_value(0.0, "greater") < 0.025 < est.p_value(0.0, "less")
+
+
+@pytest.mark.parametrize(
+    ("p", "rejected"),
+    [
+        ([0.01, 0.04, 0.03], [True, False, False]),  # 0.01 <= 0.05/3; then 0.03 > 0.05/2 stops
+        ([0.01, 0.02, 0.04], [True, True, True]),  # 0.01 <= 0.0167, 0.02 <= 0.025, 0.04 <= 0.05
+        ([0.2, 0.001], [False, True]),
+        ([], []),
+    ],
+)
+def test_holm(p, rejected):
+    assert holm(p, 0.05) == rejected
+
+
+def test_prediction_interval_covers_a_new_seed():
+    rng = np.random.default_rng(1)
+    inside = 0
+    for _ in range(2000):
+        draws = rng.normal(0.0, 1.0, 4)
+        low, high = prediction_interval(draws[:3])
+        inside += low <= draws[3] <= high
+    assert abs(inside / 2000 - 0.95) <= 0.02
+    assert prediction_p([1.0, 1.0, 1.0], 1.0) == 1.0 and prediction_p([1.0, 1.0, 1.0], 1.1) == 0.0

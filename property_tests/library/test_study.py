@@ -1,98 +1,155 @@
-"""The seed study: expectations and floors derived from it, and a committed study that matches the catalogue."""
+"""The seed study: a study of tiny recipes run end to end, the expectations and confirmations computed from it,
+stale or foreign studies refused with the command that regenerates them, and the committed smoke study."""
 
 from __future__ import annotations
+
+import copy
+import json
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from model_props.claims import get_claim, list_claims
-from model_props.claims.expectations import FLOOR_MARGIN, SeedStudy, load_study
-from model_props.training.profiles import load_profile
+from model_props.claims.expectations import SCHEMA_VERSION, SeedStudy, load_study
+from model_props.errors import StudyError
+from model_props.session.settings import Settings
+from model_props.session.study import run_study
+from model_props.training.profiles import RecipeSource, load_profile
 
-CLAIM = get_claim("park2022.msa-lowpass")
+TINY = textwrap.dedent("""
+    [defaults]
+    dataset = "deadleaves"
+    batch_size = 32
+    steps = 16
+    warmup_steps = 4
+    lr = 2e-3
+    augment = ["crop", "flip"]
 
+    [recipes.vit]
+    model = "vit"
+    arch = { patch_size = 8, embed_dim = 16, depth = 2, num_heads = 2, mlp_ratio = 2.0, global_pool = "token" }
 
-def part(verdict: str, value: float) -> dict:
-    return {"part": "msa-later-half", "verdict": verdict, "value": value, "interval": [value - 0.01, value + 0.01]}
+    [recipes.resnet]
+    model = "resnet"
+    arch = { layers = [1, 1, 1, 1], channels = [8, 16, 32, 64], block = "basic" }
 
+    [recipes.custom]
+    model = ""
 
-def study(verdicts: list[str], fingerprint: str | None = None) -> SeedStudy:
-    records = [
-        {"seed": s, "verdict": v, "parts": [part(v, 0.1 if v == "supported" else -0.1)]} for s, v in enumerate(verdicts)
-    ]
-    vit = load_profile("smoke").recipes["vit"]
-    return SeedStudy.from_json(
-        {
-            "profile": "smoke",
-            "seeds": list(range(len(verdicts))),
-            "recipes": {"vit": {"fingerprint": vit.fingerprint(), "test_accuracy": [0.80, 0.78, 0.82]}},
-            "claims": {CLAIM.id: {"fingerprint": fingerprint or CLAIM.fingerprint(), "models": {"vit": records}}},
-        }
-    )
-
-
-def test_supported_on_every_seed_must_pass():
-    exp = study(["supported"] * 3).expectation(CLAIM, "vit")
-    assert exp.kind == "pass" and exp.tally == (3, 3)
-
-
-def test_contradicted_on_every_seed_is_a_known_failure_citing_the_paper_and_the_numbers():
-    exp = study(["contradicted"] * 3).expectation(CLAIM, "vit")
-    assert exp.kind == "known-failure" and exp.tally == (0, 3)
-    assert exp.reason.startswith(CLAIM.evidence)
-    assert (
-        "contradicted on every seed" in exp.reason
-        and "seed 2 contradicted, [msa-later-half] contradicted -0.1" in exp.reason
-    )
-
-
-@pytest.mark.parametrize(
-    "verdicts",
-    [
-        ["supported", "contradicted", "supported"],
-        ["contradicted", "inconclusive", "contradicted"],
-        ["inconclusive"] * 3,
-    ],
-)
-def test_anything_else_is_seed_dependent_with_the_tally(verdicts):
-    """An inconclusive seed sits on the threshold: it never backs a strict mark."""
-    exp = study(verdicts).expectation(CLAIM, "vit")
-    k = verdicts.count("supported")
-    assert exp.kind == "seed-dependent" and exp.tally == (k, 3)
-    assert f"supported on {k} of 3 seeds" in exp.reason
+    [measurement]
+    n_images = 64
+    batch_size = 32
+    n_boot = 200
+    hessian_batches = 2
+    hessian_batch_size = 8
+    fit_images = 64
+    noise_images = 64
+    corruption_images = 32
+    attack_images = 16
+    attack_epsilons_255 = [1]
+    pgd_steps = 2
+    lesion_images = 32
+""")
 
 
-def test_a_study_under_other_rules_or_of_another_model_says_nothing():
-    assert study(["contradicted"] * 3, fingerprint="stale").expectation(CLAIM, "vit") is None
-    assert study(["contradicted"] * 3).expectation(CLAIM, "pit") is None
-    assert study(["contradicted"] * 3).expectation(get_claim("park2022.conv-mlp-highpass"), "vit") is None
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, model_store):
+    """A four-seed study of a tiny ViT and ResNet (seeds 0-2 set, seed 3 confirms), written to a user folder."""
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "tiny.toml").write_text(TINY)
+    settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=model_store.settings.cache_dir,
+                        progress=False)  # fmt: skip
+    run_study(settings, seeds=[0, 1, 2, 3], workers=1)
+    return settings, folder
 
 
-def test_floor_sits_below_the_worst_seed_by_the_margin():
-    s = study(["supported"] * 3)
-    profile = load_profile("smoke")
-    assert s.floor(profile.recipes["vit"]) == pytest.approx(0.78 - FLOOR_MARGIN)
-    assert s.floor(profile.recipes["pit"]) is None
-    import dataclasses
+def test_a_study_writes_per_seed_estimates_and_fingerprints_not_verdicts(tiny):
+    _, folder = tiny
+    data = json.loads((folder / "tiny-seeds.json").read_text())
+    assert data["schema_version"] == SCHEMA_VERSION and data["seeds"] == [0, 1, 2, 3]
+    assert (data["set_seeds"], data["confirm_seeds"]) == ([0, 1, 2], [3])
+    entry = data["claims"]["park2022.msa-lowpass"]
+    assert entry["evaluated_on"] == ["vit"] and entry["not_applicable"]["resnet"] == "resnet has no msa units"
+    values = entry["parts"]["msa-later-half"]["values"]["vit"]
+    assert len(values) == 4 and all(isinstance(v, float) for v in values)
+    assert "verdict" not in json.dumps(data)  # verdicts are computed at test time, never stored
+    assert set(entry["fingerprint"]) == {"rules", "statistics", "measurement", "settings"}
+    assert data["recipes"]["vit"]["checkpoints"]["warmup"]["step"] == [4, 4, 4, 4]
+    assert "Held-out confirmation" in (folder / "tiny-seeds.md").read_text()
 
-    assert s.floor(dataclasses.replace(profile.recipes["vit"], lr=0.5)) is None, "a changed recipe has no floor"
+
+def learned(folder: Path) -> SeedStudy:
+    """The tiny study as if its models had learned (16 steps leave them at chance, which skips every part)."""
+    data = json.loads((folder / "tiny-seeds.json").read_text())
+    for recipe in data["recipes"].values():
+        for checkpoint in recipe["checkpoints"].values():
+            checkpoint["test_accuracy"] = [0.6] * len(checkpoint["test_accuracy"])
+    return SeedStudy.from_json(data, str(folder / "tiny-seeds.json"))
+
+
+def test_verdicts_expectations_and_confirmations_come_from_the_estimates(tiny):
+    settings, folder = tiny
+    assert load_study("tiny", folder).evaluate(get_claim("park2022.msa-lowpass"), "vit").skip_reason  # at chance
+    study = learned(folder)
+    claim = get_claim("park2022.msa-lowpass")
+    study.check(claim, settings.profile_data)
+    outcome = study.evaluate(claim, "vit")
+    assert outcome.scope == "architecture" and outcome.seeds == (0, 1, 2, 3)
+    (part,) = outcome.parts
+    assert part.estimate.method == "t over seeds" and part.estimate.n == 4
+    expectation = study.expectation(claim, "vit")
+    assert expectation.set_seeds == (0, 1, 2) and expectation.confirm_seeds == (3,)
+    assert expectation.parts["msa-later-half"] in ("supported", "contradicted", "inconclusive")
+    inside, total = expectation.confirmed["msa-later-half"]
+    assert total == 1 and inside in (0, 1)
+    inside, total = study.confirmation(list_claims())
+    assert total >= 10 and 0 <= inside <= total
+    versus = study.evaluate(get_claim("park2022.msa-flattens-loss"), "vit").parts[0]
+    assert versus.verdict == "skipped" or versus.estimate.method == "Welch t over seeds"
+
+
+def test_a_stale_entry_names_the_command_that_regenerates_it(tiny):
+    settings, folder = tiny
+    data = json.loads((folder / "tiny-seeds.json").read_text())
+    claim = get_claim("park2022.msa-lowpass")
+    changed = copy.deepcopy(data)
+    changed["claims"][claim.id]["fingerprint"]["measurement"]["units"] = "other code"
+    with pytest.raises(StudyError, match=r"stale \(the units measurement code changed\).*model-props seed-study"):
+        SeedStudy.from_json(changed).check(claim, settings.profile_data)
+    changed = copy.deepcopy(data)
+    changed["recipes"]["vit"]["fingerprint"] = "an older recipe"
+    with pytest.raises(StudyError, match="recipe 'vit' or the training code changed"):
+        SeedStudy.from_json(changed).check(claim, settings.profile_data)
+    with pytest.raises(StudyError, match="is of profile 'tiny', not 'smoke'"):
+        SeedStudy.from_json(data, "x.json").check(claim, load_profile("smoke"))
+    with pytest.raises(StudyError, match="no entry"):
+        SeedStudy.from_json({**data, "claims": {}}).check(claim, settings.profile_data)
+
+
+def test_a_study_of_another_schema_is_refused(tmp_path):
+    (tmp_path / "smoke-seeds.json").write_text(json.dumps({"schema_version": 1, "profile": "smoke"}))
+    with pytest.raises(StudyError, match=r"schema version 1.*model-props seed-study --profile smoke"):
+        load_study("smoke", tmp_path)
+
+
+def test_a_part_that_reads_a_model_below_twice_chance_is_skipped(tiny):
+    settings, folder = tiny
+    data = json.loads((folder / "tiny-seeds.json").read_text())
+    for checkpoint in data["recipes"]["vit"]["checkpoints"].values():
+        checkpoint["test_accuracy"] = [0.6, 0.11, 0.6, 0.6]  # seed 1 at chance
+    study = SeedStudy.from_json(data)
+    (part,) = study.evaluate(get_claim("park2022.msa-lowpass"), "vit").parts
+    assert part.verdict == "skipped" and "0.110 (seed 1) is below twice chance (0.20)" in part.reason
 
 
 def test_the_committed_smoke_study_covers_the_current_recipes_and_claims():
-    """Rerun ``model-props seed-study`` when a recipe or a claim changes: this test names what is stale."""
+    """Rerun ``model-props seed-study`` when a recipe, the training or measurement code, or a claim changes."""
     committed = load_study("smoke")
     assert committed is not None, "fixtures/smoke-seeds.json is missing"
-    assert len(committed.seeds) >= 3
+    assert committed.seeds == (0, 1, 2, 3, 4) and committed.set_seeds == (0, 1, 2)
     profile = load_profile("smoke")
-    stale_recipes = [
-        n
-        for n in profile.references + profile.variants
-        if committed.recipes.get(n, {}).get("fingerprint") != profile.recipes[n].fingerprint()
-    ]
-    stale_claims = [c.id for c in list_claims() if committed.claims.get(c.id, {}).get("fingerprint") != c.fingerprint()]
-    assert not stale_recipes and not stale_claims, (
-        f"rerun the seed study: recipes {stale_recipes}, claims {stale_claims}"
-    )
-    for claim in list_claims():
-        for model in profile.references:
-            records = committed.claims[claim.id]["models"].get(model)
-            assert records is None or len(records) == len(committed.seeds), (claim.id, model)
+    stale = {c.id: r for c in list_claims() if (r := committed.stale(c, profile))}
+    assert not stale, f"rerun the seed study: {stale}"
+    size = Path(committed.source).stat().st_size
+    assert size < 10_000_000, f"the study ships in the wheel: {size} bytes"

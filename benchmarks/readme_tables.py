@@ -1,0 +1,139 @@
+"""The README's tables and figures, generated from data instead of typed by hand.
+
+Each block of README.md between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->`` is rewritten from its
+source: the claim catalogue (the code), the committed seed study (``fixtures/smoke-seeds.json``: accuracies,
+architecture verdicts at k = 5, expectations, the held-out confirmation rate), the coverage simulation
+(``benchmarks/results/coverage.json``). ``property_tests/library/test_readme.py`` fails when a block is stale.
+
+    python benchmarks/readme_tables.py          # rewrite the blocks
+    python benchmarks/readme_tables.py --check  # exit 1 if a block is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from model_props.claims import catalogue_markdown, list_claims
+from model_props.claims.expectations import load_study
+from model_props.claims.stats import N_BOOT
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+SHORT = {"supported": "ok", "contradicted": "no", "inconclusive": "?", "skipped": "-"}
+
+
+def _study():
+    study = load_study("smoke")
+    if study is None:
+        raise SystemExit("fixtures/smoke-seeds.json is missing: run model-props seed-study")
+    return study
+
+
+def accuracy() -> str:
+    study = _study()
+    lines = ["| recipe | checkpoint (step) | test accuracy, mean ± sd over seeds | per seed |", "|---|---|---|---|"]
+    for name, entry in study.recipes.items():
+        for checkpoint, c in entry["checkpoints"].items():
+            acc = c["test_accuracy"]
+            per_seed = ", ".join(f"{a:.3f}" for a in acc)
+            lines.append(f"| {name} | {checkpoint} ({c['step'][0]}) | {statistics.mean(acc):.3f} ± "
+                         f"{statistics.stdev(acc):.3f} | {per_seed} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def verdicts() -> str:
+    """Per claim x reference: the architecture verdict over every seed, and per part the expectation of the
+    setting seeds where it differs."""
+    study = _study()
+    references = ["vit", "pit", "swin", "resnet", "alternet"]
+    lines = ["| claim | " + " | ".join(references) + " |", "|---|" + "---|" * len(references)]
+    for claim in list_claims():
+        cells = []
+        for model in references:
+            if model not in study.evaluated_on(claim):
+                cells.append("-")
+                continue
+            outcome = study.evaluate(claim, model)
+            expected = study.expectation(claim, model)
+            parts = []
+            for p in outcome.parts:
+                if p.verdict == "skipped":
+                    continue
+                e = p.estimate
+                note = "" if expected.parts.get(p.part.name) == p.verdict else f" (exp. {expected.parts.get(p.part.name)})"
+                parts.append(f"{p.part.name} {SHORT[p.verdict]} {e.value:+.3g}{note}")
+            if outcome.skip_reason or not parts:
+                cells.append("skipped")
+                continue
+            cells.append(f"**{outcome.verdict}**: " + "; ".join(parts))
+        lines.append(f"| `{claim.id}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def confirmation() -> str:
+    study = _study()
+    inside, total = study.confirmation(list_claims())
+    return (f"**{inside} of {total} held-out estimates ({inside / total:.1%}) fall inside the 95 % prediction "
+            f"interval of seeds {list(study.set_seeds)}** (target: at least 90 %).")  # fmt: skip
+
+
+def coverage() -> str:
+    data = json.loads((ROOT / "benchmarks" / "results" / "coverage.json").read_text())
+    lines = [f"| seeds k | architecture interval (t over seeds) | one seed's interval over {data['n']} images |",
+             "|---|---|---|"]  # fmt: skip
+    lines += [f"| {r['k']} | {r['architecture']:.1%} | {r['one_seed']:.1%} |" for r in data["rows"]]
+    return "\n".join(lines) + (
+        f"\n\n({data['reps']:,} simulated studies per row; between-seed sd {data['tau']}, within-seed sd "
+        f"{data['sigma']}; nominal 95 %.)"
+    )
+
+
+def false_contradictions() -> str:
+    study = _study()
+    tests = sum(len(study.evaluated_on(c)) for c in list_claims())
+    alpha = (1 - 0.95) / 2
+    return (f"Each claim's contradiction is tested at a one-sided {alpha:.1%} family-wise level (Holm's procedure "
+            f"across its parts), so if no finding were false at all, the {tests} claim x reference tests of the smoke "
+            f"suite would show at most {alpha * tests:.1f} false contradictions on average ({alpha:.1%} x {tests}); "
+            f"checkpoint-scope intervals use {N_BOOT:,} bootstrap resamples.")  # fmt: skip
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "catalogue": lambda: catalogue_markdown().rstrip("\n"),
+    "accuracy": accuracy,
+    "verdicts": verdicts,
+    "confirmation": confirmation,
+    "coverage": coverage,
+    "false-contradictions": false_contradictions,
+}
+
+
+def render(text: str) -> str:
+    for name, make in BLOCKS.items():
+        pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(\n<!-- end: {name} -->)", re.S)
+        if not pattern.search(text):
+            raise SystemExit(f"README.md has no block '{name}'")
+        body = make()
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + m.group(2), text)
+    return text
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true")
+    args = p.parse_args()
+    current = README.read_text()
+    fresh = render(current)
+    if args.check:
+        sys.exit(0 if fresh == current else 1)
+    README.write_text(fresh)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The model under test: a trained, loaded or mutated model with what the claims need to know about it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..anatomy import Anatomy
+from ..training.recipes import Recipe
+from ..zoo import Classifier
+
+__all__ = ["ModelUnderTest"]
+
+
+@dataclass
+class ModelUnderTest:
+    name: str
+    model: Classifier  # eval mode
+    anatomy: Anatomy
+    metrics: dict[str, Any]
+    recipe: Recipe | None
+    checkpoint: Path | None
+    checkpoint_sha256: str | None = None
+    from_cache: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)
+    checkpoint_name: str = "final"
+    dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
+    mutation: str | None = None  # set on mutants (model_props.testing.mutants)
+    loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    @property
+    def identity(self) -> str | None:
+        """What a measurement of this model is keyed by: its weights' sha256, plus the mutation of a mutant."""
+        if self.checkpoint_sha256 is None:
+            return None
+        return self.checkpoint_sha256 + (f"+{self.mutation}" if self.mutation else "")
+
+    @property
+    def has_training_states(self) -> bool:
+        """Trained here by a recipe, so its warm-up and final checkpoints both exist (a --checkpoint is one
+        state; a mutant keeps its base's)."""
+        return self.recipe is not None or self.mutation is not None
