@@ -3,7 +3,7 @@
 model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N]
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
-model-props seed-study [--profile smoke] [--seeds 0 1 2] [--workers N]
+model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--img-size 32] [--out benchmarks/results]
 model-props claims
@@ -33,9 +33,15 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "seed-study",
         parents=[common],
-        help="train every recipe with several seeds, run the claim suite on each, write <profile>-seeds.json/.md",
+        help="train every recipe with several seeds, measure every claim part on each, write <profile>-seeds.json/.md",
     )
-    s.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    s.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0, 1, 2, 3, 4],
+        help="the first three set expectations, the rest confirm them",
+    )
     s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
     s.add_argument(
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"

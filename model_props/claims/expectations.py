@@ -68,12 +68,13 @@ def claim_fingerprint(claim: Claim, profile: Profile) -> dict[str, Any]:
     from . import SOURCES
 
     kinds = sorted({p.report for p in claim.parts})
-    return {
+    fingerprint = {
         "rules": claim.fingerprint(),
         "statistics": _module_sha(SOURCES[claim.id]) + _module_sha(f"{__package__}.unit_statistics"),
         "measurement": {k: code_hash(k) for k in kinds},
         "settings": {k: profile.measurement.select(*REPORT_KINDS[k].settings) for k in kinds},
     }
+    return json.loads(json.dumps(fingerprint))  # as the study stores it (tuples become lists)
 
 
 def recipe_fingerprint(profile: Profile, name: str) -> str:

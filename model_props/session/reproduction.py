@@ -54,8 +54,11 @@ class Reproduction:
 
 
 def _check(what: str, values: list[float | None], value: float) -> Check | None:
+    """None where there is nothing to predict from: fewer than two defined study values, a statistic that is
+    the same on every seed (its prediction interval is a point, which says nothing about a new draw's spread),
+    or an undefined live value."""
     defined = [v for v in values if v is not None and not math.isnan(v)]
-    if len(defined) < 2 or math.isnan(value):
+    if len(defined) < 2 or len(set(defined)) == 1 or math.isnan(value):
         return None
     return Check(what, value, prediction_interval(defined), prediction_p(defined, value))
 
