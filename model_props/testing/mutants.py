@@ -27,6 +27,13 @@ module structure of their base model, so its anatomy adapter and capture taps st
   standing in for the model compared with: claims 7, 14, 16, 19).
 - ``dead-key-units`` (multi-stage): the branches of the first conv unit and the last MSA unit of every stage
   output zeros, so lesioning them costs nothing (false: claim 13).
+- ``blurring-mlps`` (ViT): every MLP branch is ``blur(x) - x`` over the token grid (no norm in front), so each
+  MLP unit outputs a 3x3 box blur of its input: low-pass, and lower variance (false: the conv/MLP parts of
+  claims 9 and 10).
+- ``frozen-cls-upper`` (ViT): in the upper half of the blocks, the branches' CLS rows are scaled by 1e-3, so the
+  CLS token's skip ratio there is a thousand times the spatial tokens' (false: claim 17's upper-layer pattern).
+- ``uniform-lower-attention`` (ViT): lower-half MSAs attend uniformly in every head, so their heads no longer
+  differ in distance (false: claim 18's mixed lower heads).
 - ``highcut-input`` (any model): an exact Fourier band-stop removes the input frequencies of L-infinity
   radius in (0.5 pi, pi] (the 0.7-0.9 pi noise bands), so noise there cannot change a prediction: a ResNet
   that ignores high frequencies loses less than the ViT under high-frequency noise (false: claim 11). (A ViT
@@ -37,10 +44,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..anatomy import anatomy
@@ -171,6 +180,46 @@ def _dead_key_units(net: nn.Module, anat) -> None:
             )
 
 
+class TokenBlur(nn.Module):
+    """``blur(x) - x`` over the spatial token grid (3x3 box blur), prefix tokens left at zero change."""
+
+    def __init__(self, prefix_tokens: int):
+        super().__init__()
+        self.prefix = prefix_tokens
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, c = x.shape
+        side = math.isqrt(n - self.prefix)
+        grid = x[:, self.prefix :].transpose(1, 2).reshape(b, c, side, side)
+        blurred = F.avg_pool2d(grid, 3, 1, 1, count_include_pad=False).reshape(b, c, -1).transpose(1, 2)
+        return torch.cat([x[:, : self.prefix] * 0.0, blurred - x[:, self.prefix :]], dim=1)
+
+
+def _blurring_mlps(net: nn.Module) -> None:
+    for blk in _transformer_blocks(net):
+        blk.mlp = TokenBlur(getattr(net, "num_prefix_tokens", 0))
+
+
+def _frozen_cls_upper(net: nn.Module) -> None:
+    blocks = _transformer_blocks(net)
+    prefix = getattr(net, "num_prefix_tokens", 0)
+    if not prefix:
+        raise ModelPropsError(f"{type(net).__name__} has no CLS token to mutate")
+
+    def scale_prefix(_m, _args, out: torch.Tensor) -> torch.Tensor:
+        return torch.cat([out[:, :prefix] * 1e-3, out[:, prefix:]], dim=1)
+
+    for blk in blocks[len(blocks) // 2 :]:
+        blk.attn.register_forward_hook(scale_prefix)
+        blk.mlp.register_forward_hook(scale_prefix)
+
+
+def _uniform_lower_attention(net: nn.Module) -> None:
+    blocks = _transformer_blocks(net)
+    for blk in blocks[: len(blocks) // 2]:
+        blk.attn = FixedAttention(blk.attn.num_heads, "uniform")
+
+
 class BandStop(nn.Module):
     """An exact Fourier band-stop on the input: frequencies of L-infinity radius in (low, high] (units of pi) go."""
 
@@ -205,6 +254,9 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "inverted-attention-distance": _inverted_attention_distance,
     "sharpening-smoothing": _sharpening_smoothing,
     "rolled-classes": _rolled_classes,
+    "blurring-mlps": _blurring_mlps,
+    "frozen-cls-upper": _frozen_cls_upper,
+    "uniform-lower-attention": _uniform_lower_attention,
 }
 ANATOMY_MUTANTS: dict[str, Callable[[nn.Module, object], None]] = {"dead-key-units": _dead_key_units}
 LOSS_MUTANTS: dict[str, float] = {"sharpened-loss": SHIFT, "concave-loss": -SHIFT}
