@@ -57,7 +57,7 @@ def test_html_report_shows_claims_verdicts_models_and_figures(
     assert "googletagmanager" not in index.read_text(encoding="utf-8")
     results = json.loads((index.parent / "test-results.json").read_text())["byId"]
     by_name = {v["name"]: k for k, v in results.items()}
-    title = f"{CLAIMS} [vit]: supported"
+    title = f"{CLAIMS} [vit]: supported (architecture scope)"
     assert title in by_name, sorted(by_name)
     assert f"{CLAIMS} [resnet]: not applicable" in by_name
     shot = Path(request.config.invocation_params.dir) / "reports" / "html-report.png"

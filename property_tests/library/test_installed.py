@@ -173,6 +173,9 @@ def test_claim_suite_runs_on_a_user_model_from_the_users_repository(venv, tmp_pa
     assert set(data["models"]) == {"mypkg.models:build"}
     assert {r["model"] for r in data["results"]} == {"mypkg.models:build"}
     assert {r["claim"] for r in data["results"]} >= {"park2022.msa-lowpass", "raghu2021.skip-dominates"}
+    lowpass = next(r for r in data["results"] if r["claim"] == "park2022.msa-lowpass")
+    # an untrained model is at chance: the claims that read it say so instead of judging noise
+    assert lowpass["verdict"] == "skipped" and "below twice chance" in lowpass["reason"], lowpass
     assert data["provenance"]["versions"]["model-props"]
     assert list((project / "reports" / "allure-results").glob("*-result.json")), (
         "Allure results go to reports/ by default"

@@ -153,3 +153,27 @@ def test_the_committed_smoke_study_covers_the_current_recipes_and_claims():
     assert not stale, f"rerun the seed study: {stale}"
     size = Path(committed.source).stat().st_size
     assert size < 10_000_000, f"the study ships in the wheel: {size} bytes"
+
+
+def test_two_groups_of_seeds_of_one_recipe_are_not_contradicted_against_each_other():
+    """Negative control: on every between-model part, split each recipe's seeds in two groups (every 2-vs-3
+    split of the five) and compare the groups as if they were two models. They are the same architecture, so
+    a contradiction is a false alarm: at most 5 % of at least 20 such comparisons."""
+    import itertools
+
+    from model_props.claims.stats import decide, welch_interval
+
+    committed = load_study("smoke")
+    assert committed is not None
+    alarms = comparisons = 0
+    for claim in list_claims():
+        for part in (p for p in claim.parts if p.versus):
+            for values in committed.claims[claim.id]["parts"].get(part.name, {}).get("values", {}).values():
+                if sum(v is not None for v in values) < 5:
+                    continue
+                for first in itertools.combinations(range(5), 2):
+                    a = [values[i] for i in first]
+                    b = [values[i] for i in range(5) if i not in first]
+                    comparisons += 1
+                    alarms += decide(welch_interval(a, b), part.direction, part.threshold) == "contradicted"
+    assert comparisons >= 20 and alarms / comparisons <= 0.05, f"{alarms} false alarms in {comparisons}"

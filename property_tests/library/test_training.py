@@ -66,6 +66,15 @@ def test_smoke_references_get_the_same_budget_and_schedule():
     assert len(shared) == 1, shared
 
 
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+def test_every_reference_warms_up_for_the_same_number_of_steps(profile):
+    """Claims compare warm-up checkpoints across references: they must sit at the same optimizer step."""
+    p = load_profile(profile)
+    n_train = 45_000 if p.recipes["vit"].dataset.startswith("cifar") else 12_000
+    warmups = {name: p.recipes[name].schedule(n_train)[1] for name in p.references}
+    assert len(set(warmups.values())) == 1, warmups
+
+
 def test_smoke_hyperparameters_are_the_grid_search_selection():
     """Each reference's lr and warm-up are the ones the committed grid search selected on validation data, inside
     the learning rates it tried (not on an edge); the cpu profile takes them too, except where its own search
@@ -78,6 +87,7 @@ def test_smoke_hyperparameters_are_the_grid_search_selection():
     cpu_grid = json.loads(fixtures.joinpath("cpu-grid.json").read_text())
     profile = load_profile("smoke")
     cpu = load_profile("cpu")
+    assert {grid["selected"][n]["warmup_steps"] for n in profile.references} == {grid["common_warmup"]["steps"]}
     for name in profile.references:
         chosen = grid["selected"][name]
         recipe = profile.recipes[name]
