@@ -12,8 +12,10 @@ recipes then take the selected values, which a library test checks.
 
 ``--log`` appends every run as a JSON line and reuses the runs already there (same model, lr, warm-up), so
 an interrupted search resumes where it stopped. Runs reused from an older training-code hash are vouched for
-by retraining the cheapest of them under the current code in a scratch cache: its validation accuracy and
-NLL must come out identical (recorded as ``reproduced``), else the script stops.
+by retraining one of them per hash, and every selected one, under the current code: their validation accuracy
+and NLL must come out identical (recorded as ``reproduced``), else the script stops. A configuration the cache
+already holds trained under the current code under another name (a profile's reference, trained by the seed
+study with the selected values) counts as retrained; the rest are retrained in a scratch cache.
 """
 
 from __future__ import annotations
@@ -101,25 +103,46 @@ def select(rows: list[dict]) -> dict[str, dict]:
     return best
 
 
-def reproduce(profile: str, rows: list[dict], workers: int, threads: int | None) -> list[dict]:
-    """For every older training-code hash among the runs, retrain its cheapest run with the current code in a
-    scratch cache and check that the validation numbers are identical (else stop: rerun without ``--log``)."""
+def _trained_as(cache: Path, recipe: Recipe) -> Recipe | None:
+    """The recipe, renamed as the cache holds it, when ``cache`` has a run of the same training configuration
+    (every field but name and description) under the current training code; None otherwise."""
+    ignore = ("name", "description")
+    want = json.loads(json.dumps({k: v for k, v in recipe.to_dict().items() if k not in ignore}))
+    for sidecar in sorted((cache / "models" / recipe.profile).glob("*.json")):
+        meta = json.loads(sidecar.read_text())
+        held = meta.get("recipe", {})
+        if meta.get("code_hash") == code_hash() and {k: v for k, v in held.items() if k not in ignore} == want:
+            return dataclasses.replace(recipe, name=held["name"], description=held["description"])
+    return None
+
+
+def reproduce(profile: str, rows: list[dict], cache: Path, workers: int, threads: int | None) -> list[dict]:
+    """For every older training-code hash among the runs, retrain one of its runs (one ``cache`` already holds
+    under the current code if any, else its cheapest) and every selected run with the current code, and check
+    that the validation numbers are identical (else stop: rerun without ``--log``)."""
     import tempfile
+
+    def cost(r: dict) -> tuple[bool, float]:
+        return _trained_as(cache, grid(profile, [(r["model"], r["lr"], r["warmup_steps"])])[0]) is None, r[
+            "train_seconds"
+        ]
 
     stale: dict[str, dict] = {}
     for r in rows:
         h = r.get("code_hash")
-        if h != code_hash() and (h not in stale or r["train_seconds"] < stale[h]["train_seconds"]):
+        if h != code_hash() and (h not in stale or cost(r) < cost(stale[h])):
             stale[h] = r
     for model, r in selection(rows).items():  # and every selected configuration: the recipes rest on them
         if r.get("code_hash") != code_hash():
             stale[f"{r.get('code_hash')}:{model}"] = r
     checks = []
     with tempfile.TemporaryDirectory() as tmp:
-        score = functools.partial(_score, Path(tmp))
         configs = dict.fromkeys((r["model"], r["lr"], r["warmup_steps"]) for r in stale.values())
-        todo = grid(profile, list(configs))
-        for recipe, again in map_parallel(score, todo, workers=workers, threads=threads):  # in order of completion
+        held = [(r, _trained_as(cache, r)) for r in grid(profile, list(configs))]
+        done = [(r, {**_score(cache, same), "as": same.name}) for r, same in held if same is not None]
+        todo = [r for r, same in held if same is None]
+        retrained = map_parallel(functools.partial(_score, Path(tmp)), todo, workers=workers, threads=threads)
+        for recipe, again in [*done, *retrained]:  # retrained ones in order of completion
             r = next(
                 r
                 for r in stale.values()
@@ -136,6 +159,7 @@ def reproduce(profile: str, rows: list[dict], workers: int, threads: int | None)
                     "val_accuracy": [r["val_accuracy"], again["val_accuracy"]],
                     "val_nll": [r["val_nll"], again["val_nll"]],
                     "identical": (again["val_accuracy"], again["val_nll"]) == (r["val_accuracy"], r["val_nll"]),
+                    "retrained_as": again.get("as", "a scratch run"),
                 }
             )
             print(json.dumps(checks[-1]), flush=True)
@@ -197,11 +221,11 @@ def write(
         "",
         *(
             [
-                f"Runs made under older training-code hashes were reused; the cheapest run of each, retrained under "
-                f"the current code ({code_hash()}), gave identical validation numbers: "
+                f"Runs made under older training-code hashes were reused; one run of each and every selected run, "
+                f"retrained under the current code ({code_hash()}), gave identical validation numbers: "
                 + "; ".join(
-                    f"{c['model']} lr {c['lr']:g} w{c['warmup_steps']} ({c['code_hash']}): accuracy "
-                    f"{c['val_accuracy'][1]}, NLL {c['val_nll'][1]:.6f}"
+                    f"{c['model']} lr {c['lr']:g} w{c['warmup_steps']} ({c['code_hash']}; retrained as "
+                    f"{c.get('retrained_as', 'a scratch run')}): accuracy {c['val_accuracy'][1]}, NLL {c['val_nll'][1]:.6f}"
                     for c in reproduced
                 )
                 + ".",
@@ -273,7 +297,7 @@ def main() -> None:
         args.lr,
         args.warmup_steps,
         args.out,
-        reproduce(args.profile, rows, args.workers, args.threads),
+        reproduce(args.profile, rows, args.cache or default_cache_dir(), args.workers, args.threads),
         workers=args.workers,
         threads=threads,
     )
