@@ -177,3 +177,21 @@ def test_two_groups_of_seeds_of_one_recipe_are_not_contradicted_against_each_oth
                     comparisons += 1
                     alarms += decide(welch_interval(a, b), part.direction, part.threshold) == "contradicted"
     assert comparisons >= 20 and alarms / comparisons <= 0.05, f"{alarms} false alarms in {comparisons}"
+
+
+def test_the_reproduction_rule_rarely_fails_a_seed_of_the_study_itself():
+    """Each reference's seeds in turn held out and predicted from the other four: draws that reproduce the recipe
+    by construction. The rule fails a reference at a nominal 1 % (5 % over the run's five references); more than
+    4 failures in the 25 trials (the 99th percentile of Bin(25, 5 %), five times the nominal rate) would mean
+    its prediction intervals are too narrow for the study's seed-to-seed spread."""
+    from scipy import stats
+
+    from model_props.session.reproduction import held_out
+    from model_props.training.profiles import load_profile
+
+    committed, profile = load_study("smoke"), load_profile("smoke")
+    assert committed is not None
+    trials = [held_out(committed, profile, name, i) for name in profile.references for i in range(5)]
+    failed = [t.message() for t in trials if t.failed]
+    assert len(trials) == 25 and all(len(t.checks) >= 10 for t in trials)
+    assert len(failed) <= stats.binom.ppf(0.99, 25, 0.05) == 4, "\n\n".join(failed)
