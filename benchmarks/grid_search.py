@@ -172,6 +172,13 @@ def write(
     profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int, threads: int
 ) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
+    searched = sorted({r["model"] for r in rows})
+    command = " ".join(
+        [f"--profile {profile}"]
+        + ([f"--models {' '.join(searched)}"] if searched != sorted(load_profile(profile).references) else [])
+        + ([f"--lr {' '.join(f'{x:g}' for x in lrs)}"] if list(lrs) != list(LRS) else [])
+        + ([f"--warmup-steps {' '.join(map(str, warmups))}"] if list(warmups) != list(WARMUPS) else [])
+    )
     best = selection(rows)
     warmup, warmup_scores = common_warmup(rows)
     prov = provenance()
@@ -217,7 +224,7 @@ def write(
         f"Machine: {m['cpu']}, {m['cpu_count']} cores, {workers} runs at a time with {threads} torch thread(s) each; "
         f"versions {prov['versions']}; {data['date']}; training code hashes "
         f"{sorted({r.get('code_hash', '?') for r in rows})}. "
-        f"Regenerate: `python benchmarks/grid_search.py --profile {profile}`.",
+        f"Regenerate: `python benchmarks/grid_search.py {command}`.",
         "",
         *(
             [
