@@ -16,7 +16,7 @@ from ..errors import ModelPropsError, choices
 from . import park2022, park2022_landscape, park2022_robustness, raghu2021
 from .base import Claim, Paper, Part
 from .evaluation import evaluate_architecture, evaluate_checkpoint
-from .outcome import ClaimContradicted, ClaimOutcome, PartOutcome
+from .outcome import ClaimContradicted, ClaimOutcome, ExpectationMoved, PartOutcome
 
 __all__ = [
     "Claim",
@@ -29,6 +29,7 @@ __all__ = [
     "evaluate_checkpoint",
     "evaluate_architecture",
     "ClaimContradicted",
+    "ExpectationMoved",
     "SOURCES",
     "ClaimOutcome",
     "PartOutcome",

@@ -33,6 +33,12 @@ class ClaimContradicted(AssertionError):
     so that a crash, a NaN or a shape error in such a test still surfaces as an error."""
 
 
+class ExpectationMoved(AssertionError):
+    """A claim test where a part's verdict over all the study's seeds differs from the expectation its setting
+    seeds pre-registered: the held-out seeds did not confirm it. Where the committed study already shows this,
+    the test is a strict ``xfail(raises=ExpectationMoved)``: reported, never hidden, and a crash is an error."""
+
+
 @dataclass(frozen=True)
 class PartOutcome:
     part: Part
@@ -148,7 +154,7 @@ class ClaimOutcome:
         verdict: expected supported stays supported, expected inconclusive stays inconclusive (the test passes,
         reported as inconclusive), expected contradicted stays contradicted, and then :class:`ClaimContradicted`
         is raised (a known failure's strict ``xfail(raises=ClaimContradicted)`` expects exactly that). Any part
-        whose verdict moved fails the test with an ``AssertionError``: the expectation is out of date."""
+        whose verdict moved fails the test with :class:`ExpectationMoved`: the expectation is out of date."""
         if self.expected is None:
             if self.verdict == "supported":
                 return
@@ -159,7 +165,9 @@ class ClaimOutcome:
             if (want := self.expected.get(p.part.name)) not in (None, "skipped", p.verdict)
         ]
         if moved:
-            raise AssertionError(f"{'; '.join(moved)}: the seed study's expectation no longer holds\n{self.message()}")
+            raise ExpectationMoved(
+                f"{'; '.join(moved)}: the seed study's expectation no longer holds\n{self.message()}"
+            )
         if self.verdict == "contradicted":
             raise ClaimContradicted(self.message())
 

@@ -164,14 +164,25 @@ def _expectation(store, claim, model: str):
 
 
 def _expectation_mark(store, claim, model: str):
-    """A strict ``xfail(raises=ClaimContradicted)`` where the seed study expects a part of ``claim`` contradicted on
-    ``model``; None otherwise (every other expectation is asserted by the test itself)."""
-    from ..claims import ClaimContradicted
+    """A strict xfail where the committed study already shows the test failing: ``raises=ExpectationMoved`` where
+    the verdict over all its seeds moved away from what the setting seeds expect (the held-out seeds did not
+    confirm it), else ``raises=ClaimContradicted`` where a part is expected contradicted; None otherwise (every
+    other expectation is asserted by the test itself)."""
+    from ..claims import ClaimContradicted, ExpectationMoved
 
     expectation = _expectation(store, claim, model)
-    if expectation is None or not expectation.contradicted:
+    if expectation is None:
         return None
-    return pytest.mark.xfail(strict=True, raises=ClaimContradicted, reason=expectation.reason())
+    outcome = store.study.evaluate(claim, model)
+    moved = [f"[{p.part.name}] {want} over seeds {list(expectation.set_seeds)}, {p.verdict} over {list(store.study.seeds)}"
+             for p in outcome.parts if (want := expectation.parts.get(p.part.name)) not in (None, "skipped", p.verdict)]  # fmt: skip
+    if moved:
+        return pytest.mark.xfail(strict=True, raises=ExpectationMoved, reason=(
+            f"not confirmed by the held-out seeds {list(expectation.confirm_seeds)}: {'; '.join(moved)}; "
+            f"the paper: {claim.evidence}"))  # fmt: skip
+    if expectation.contradicted:
+        return pytest.mark.xfail(strict=True, raises=ClaimContradicted, reason=expectation.reason())
+    return None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..claims.base import Claim
 from ..claims.evaluation import ClaimOutcome
+from .summary import expectation_tag
 
 __all__ = ["allure_labels", "allure_title", "attach"]
 
@@ -61,11 +62,8 @@ def attach(
         if live
         else None,
     }
-    wanted = set((outcome.expected or {}).values())
-    if "contradicted" in wanted:
-        allure.dynamic.tag("known-failure")
-    elif "inconclusive" in wanted:
-        allure.dynamic.tag("inconclusive")
+    if (tag := expectation_tag(outcome)) != "pass":
+        allure.dynamic.tag(tag)
     allure.attach(
         png, name=f"{outcome.claim.measurement} - {outcome.model}", attachment_type=allure.attachment_type.PNG
     )

@@ -12,7 +12,7 @@
                    "scope": "architecture" | "checkpoint", "k": 5, "seeds": [0, 1, 2, 3, 4],
                    "about": "about the architecture (its recipe over 5 training seeds; interval over seeds)",
                    "verdict": "supported" | "contradicted" | "inconclusive" | "skipped" | "xfailed",
-                   "expected": "pass" | "known-failure" | "inconclusive",
+                   "expected": "pass" | "known-failure" | "inconclusive" | "not-confirmed",
                    "expectation": {"parts": {"msa-later-half": "supported"}, "set_seeds": [0, 1, 2],
                                    "confirm_seeds": [3, 4], "confirmed": {"msa-later-half": [2, 2]}},
                    "statistic": "...", "value": -0.12, "interval": [-0.2, -0.05], "reason": "...",
@@ -67,9 +67,13 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
     }
 
 
-def _expected(outcome: ClaimOutcome) -> str:
-    """The expectation in one word: a known failure (a part expected contradicted), inconclusive, or pass."""
-    wanted = set((outcome.expected or {}).values())
+def expectation_tag(outcome: ClaimOutcome) -> str:
+    """The expectation in one word: not confirmed (a part's verdict over all seeds moved away from it), a known
+    failure (a part expected contradicted), inconclusive, or pass."""
+    expected = outcome.expected or {}
+    if any(expected.get(p.part.name) not in (None, "skipped", p.verdict) for p in outcome.parts):
+        return "not-confirmed"
+    wanted = set(expected.values())
     return "known-failure" if "contradicted" in wanted else "inconclusive" if "inconclusive" in wanted else "pass"
 
 
@@ -78,7 +82,7 @@ def judgement_record(
 ) -> dict[str, Any]:
     """The summary record of a claim test: the verdict at its scope, the expectation, and the live weights."""
     record = outcome_record(outcome)
-    record["expected"] = _expected(outcome)
+    record["expected"] = expectation_tag(outcome)
     record["expectation"] = expectation.to_json() if expectation else None
     if live_outcome is not None:
         live = outcome_record(live_outcome)

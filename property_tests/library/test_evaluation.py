@@ -11,7 +11,7 @@ import pytest
 from model_props.anatomy import Anatomy, Tap, Unit
 from model_props.claims.base import Claim, Part
 from model_props.claims.evaluation import Measured, evaluate_architecture, evaluate_checkpoint
-from model_props.claims.outcome import ClaimContradicted
+from model_props.claims.outcome import ClaimContradicted, ExpectationMoved
 from model_props.claims.park2022 import PAPER
 from model_props.errors import ModelPropsError
 
@@ -119,11 +119,11 @@ def test_a_skipped_defining_part_makes_the_claim_not_applicable():
         (None, [-0.1, -0.12, -0.11], ClaimContradicted),
         (None, [-0.1, 0.12, 0.01], AssertionError),  # inconclusive fails
         ({"p": "supported"}, [0.1, 0.12, 0.11], None),
-        ({"p": "supported"}, [-0.1, 0.12, 0.01], AssertionError),  # the expectation no longer holds
+        ({"p": "supported"}, [-0.1, 0.12, 0.01], ExpectationMoved),  # the expectation no longer holds
         ({"p": "inconclusive"}, [-0.1, 0.12, 0.01], None),  # passes, reported inconclusive
-        ({"p": "inconclusive"}, [0.1, 0.12, 0.11], AssertionError),  # its interval now excludes the threshold
+        ({"p": "inconclusive"}, [0.1, 0.12, 0.11], ExpectationMoved),  # its interval now excludes the threshold
         ({"p": "contradicted"}, [-0.1, -0.12, -0.11], ClaimContradicted),  # a known failure: xfail(raises=...)
-        ({"p": "contradicted"}, [0.1, 0.12, 0.11], AssertionError),  # fixed: fails, even under the xfail
+        ({"p": "contradicted"}, [0.1, 0.12, 0.11], ExpectationMoved),  # fixed: fails under a ClaimContradicted xfail
     ],
 )
 def test_the_outcome_a_test_asserts(expected, values, raises):
@@ -136,4 +136,4 @@ def test_the_outcome_a_test_asserts(expected, values, raises):
     else:
         with pytest.raises(raises) as info:
             outcome.assert_expected()
-        assert info.type is raises  # ClaimContradicted is an AssertionError; an AssertionError is not one
+        assert info.type is raises  # both are AssertionErrors; neither is the other
