@@ -66,7 +66,9 @@ def verdicts() -> str:
                 if p.verdict == "skipped":
                     continue
                 e = p.estimate
-                note = "" if expected.parts.get(p.part.name) == p.verdict else f" (exp. {expected.parts.get(p.part.name)})"
+                note = (
+                    "" if expected.parts.get(p.part.name) == p.verdict else f" (exp. {expected.parts.get(p.part.name)})"
+                )
                 parts.append(f"{p.part.name} {SHORT[p.verdict]} {e.value:+.3g}{note}")
             if outcome.skip_reason or not parts:
                 cells.append("skipped")
@@ -104,7 +106,22 @@ def false_contradictions() -> str:
             f"checkpoint-scope intervals use {N_BOOT:,} bootstrap resamples.")  # fmt: skip
 
 
+def grid() -> str:
+    data = json.loads((ROOT / "fixtures" / "smoke-grid.json").read_text())
+    w = data["common_warmup"]
+    lines = [f"Common warm-up: **{w['steps']} steps** (mean best validation accuracy "
+             + ", ".join(f"{v:.4f} at {k}" for k, v in w["mean_best_val_accuracy"].items()) + ").", "",
+             "| reference | lr | warm-up steps | validation accuracy | learning rates tried |", "|---|---|---|---|---|"]  # fmt: skip
+    for model, chosen in data["selected"].items():
+        run = next(r for r in data["runs"] if r["model"] == model and r["lr"] == chosen["lr"]
+                   and r["warmup_steps"] == chosen["warmup_steps"])  # fmt: skip
+        tried = ", ".join(f"{lr:g}" for lr in sorted({r["lr"] for r in data["runs"] if r["model"] == model}))
+        lines.append(f"| {model} | {chosen['lr']:g} | {chosen['warmup_steps']} | {run['val_accuracy']:.4f} | {tried} |")
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "grid": grid,
     "catalogue": lambda: catalogue_markdown().rstrip("\n"),
     "accuracy": accuracy,
     "verdicts": verdicts,
@@ -116,11 +133,11 @@ BLOCKS: dict[str, Callable[[], str]] = {
 
 def render(text: str) -> str:
     for name, make in BLOCKS.items():
-        pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(\n<!-- end: {name} -->)", re.S)
+        pattern = re.compile(rf"(<!-- generated: {name} -->\n)(?:.*?\n)?(<!-- end: {name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"README.md has no block '{name}'")
         body = make()
-        text = pattern.sub(lambda m, body=body: m.group(1) + body + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 
