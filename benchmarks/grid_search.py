@@ -116,10 +116,13 @@ def _trained_as(cache: Path, recipe: Recipe) -> Recipe | None:
     return None
 
 
-def reproduce(profile: str, rows: list[dict], cache: Path, workers: int, threads: int | None) -> list[dict]:
+def reproduce(
+    profile: str, rows: list[dict], cache: Path, workers: int, threads: int | None, done_before: list[dict]
+) -> list[dict]:
     """For every older training-code hash among the runs, retrain one of its runs (one ``cache`` already holds
     under the current code if any, else its cheapest) and every selected run with the current code, and check
-    that the validation numbers are identical (else stop: rerun without ``--log``)."""
+    that the validation numbers are identical (else stop: rerun without ``--log``). A check the committed table
+    already records under the current code (``done_before``) is kept, not retrained."""
     import tempfile
 
     def cost(r: dict) -> tuple[bool, float]:
@@ -135,7 +138,13 @@ def reproduce(profile: str, rows: list[dict], cache: Path, workers: int, threads
     for model, r in selection(rows).items():  # and every selected configuration: the recipes rest on them
         if r.get("code_hash") != code_hash():
             stale[f"{r.get('code_hash')}:{model}"] = r
-    checks = []
+
+    def config(r: dict) -> tuple:
+        return r["model"], r["lr"], r["warmup_steps"], r.get("code_hash")
+
+    kept = {config(c): c for c in done_before if c["current_code_hash"] == code_hash() and c["identical"]}
+    checks = [kept[config(r)] for r in stale.values() if config(r) in kept]
+    stale = {k: r for k, r in stale.items() if config(r) not in kept}
     with tempfile.TemporaryDirectory() as tmp:
         configs = dict.fromkeys((r["model"], r["lr"], r["warmup_steps"]) for r in stale.values())
         held = [(r, _trained_as(cache, r)) for r in grid(profile, list(configs))]
@@ -262,7 +271,7 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--cache", type=Path, default=None)
-    p.add_argument("--max-extensions", type=int, default=3, help="edge extensions per model (default 3)")
+    p.add_argument("--max-extensions", type=int, default=4, help="edge extensions per model (default 4)")
     p.add_argument("--log", type=Path, default=None, help="JSON lines of runs: appended to, and reused on a rerun")
     p.add_argument("--out", type=Path, default=ROOT / "fixtures")
     args = p.parse_args()
@@ -298,13 +307,15 @@ def main() -> None:
             break
         run([(m, lr, w) for m, lr in beyond.items() for w in args.warmup_steps])
     threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.workers))
+    table = args.out / f"{args.profile}-grid.json"
+    done_before = json.loads(table.read_text()).get("reproduced", []) if table.is_file() else []
     write(
         args.profile,
         rows,
         args.lr,
         args.warmup_steps,
         args.out,
-        reproduce(args.profile, rows, args.cache or default_cache_dir(), args.workers, args.threads),
+        reproduce(args.profile, rows, args.cache or default_cache_dir(), args.workers, args.threads, done_before),
         workers=args.workers,
         threads=threads,
     )

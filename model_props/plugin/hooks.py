@@ -132,7 +132,8 @@ def _check_scope(store) -> None:
     s = store.settings
     for name in s.models:
         k = len(s.checkpoints.get(name, ()))
-        if 1 < k < MIN_SEEDS or (s.scope == "architecture" and k < MIN_SEEDS and name not in store.profile.recipes):
+        from_study = k == 0 and name in store.profile.recipes  # a reference without --checkpoint: the seed study
+        if 1 < k < MIN_SEEDS or (s.scope == "architecture" and k < MIN_SEEDS and not from_study):
             raise ConfigError(
                 f"{name}: an architecture verdict needs at least {MIN_SEEDS} checkpoints (one per training seed), got "
                 f"{k}; give --checkpoint='runs/seed*.safetensors' with {MIN_SEEDS}+ files, or one checkpoint for a "

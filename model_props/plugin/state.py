@@ -111,9 +111,14 @@ def gate(config: pytest.Config) -> Gate:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn a :class:`ModelPropsError` into a one-line test failure instead of a traceback."""
+    """Turn a :class:`ModelPropsError` into a one-line test failure instead of a traceback; a claim that does not
+    apply (:class:`NotApplicable`) passes through, for the caller to skip with its reason."""
+    from ..errors import NotApplicable
+
     try:
         yield
+    except NotApplicable:
+        raise
     except ModelPropsError as exc:
         pytest.fail(f"{type(exc).__name__}: {exc}", pytrace=False)
 

@@ -27,9 +27,10 @@ module structure of their base model, so its anatomy adapter and capture taps st
   standing in for the model compared with: claims 7, 14, 16, 19).
 - ``dead-key-units`` (multi-stage): the branches of the first conv unit and the last MSA unit of every stage
   output zeros, so lesioning them costs nothing (false: claim 13).
-- ``blurring-mlps`` (ViT): every MLP branch is ``blur(x) - x`` over the token grid (no norm in front), so each
-  MLP unit outputs a 3x3 box blur of its input: low-pass, and lower variance (false: the conv/MLP parts of
-  claims 9 and 10).
+- ``blurring-mlps`` (ViT): every MLP branch is ``blur(n) - n`` over the token grid, ``n`` its normalised input
+  (the block's LayerNorm stays, so the anatomy still maps the unit), so each MLP unit removes the high
+  frequencies of ``n`` from the stream: low-pass (false: claim 9's conv/MLP part; claim 10's variance part it
+  does not reverse, see ``property_tests/claims/test_mutants.py``).
 - ``frozen-cls-upper`` (ViT): in the upper half of the blocks, the branches' CLS rows are scaled by 1e-3, so the
   CLS token's skip ratio there is a thousand times the spatial tokens' (false: claim 17's upper-layer pattern).
 - ``uniform-lower-attention`` (ViT): lower-half MSAs attend uniformly in every head, so their heads no longer

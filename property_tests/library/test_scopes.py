@@ -27,7 +27,8 @@ def seeds(tmp_path, model_store):
 
 
 def _run(pytester, model_store, *args):
-    pytester.makepyfile(test_suite="from model_props.suite.test_claims import *\n")
+    # a basename of its own: the in-process run must not collide with property_tests/claims/test_suite.py
+    pytester.makepyfile(test_scoped_claims="from model_props.suite.test_claims import *\n")
     return pytester.runpytest(f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:cacheprovider", *args)
 
 
