@@ -120,8 +120,9 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Claims x models, each cell the verdict, the decisive value and the scope (``a5``: architecture over 5
-    seeds, ``c``: checkpoint), as aligned text lines."""
+    """Claims x models, each cell the verdict (``moved``: an expected failure because the held-out seeds moved
+    a part's verdict), the decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), as
+    aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))
     claims = list(dict.fromkeys(r["claim"] for r in results))
@@ -131,7 +132,8 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
         if r is None:
             return ""
         scope = {"architecture": f" a{r.get('k')}", "checkpoint": " c"}.get(r.get("scope") or "", "")
-        return SHORT[r["verdict"]] + (f" {r['value']:+.3g}{scope}" if r.get("value") is not None else "")
+        word = "moved" if r["verdict"] == "xfailed" and r.get("expected") == "not-confirmed" else SHORT[r["verdict"]]
+        return word + (f" {r['value']:+.3g}{scope}" if r.get("value") is not None else "")
 
     width = max([len(c) for c in claims] + [5])
     cols = [max([len(m)] + [len(fmt(cell.get((c, m)))) for c in claims]) for m in models]

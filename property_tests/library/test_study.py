@@ -195,3 +195,16 @@ def test_the_reproduction_rule_rarely_fails_a_seed_of_the_study_itself():
     failed = [t.message() for t in trials if t.failed]
     assert len(trials) == 25 and all(len(t.checks) >= 10 for t in trials)
     assert len(failed) <= stats.binom.ppf(0.99, 25, 0.05) == 4, "\n\n".join(failed)
+
+
+def test_the_verdict_table_tells_a_moved_expectation_from_a_known_failure():
+    from model_props.reporting.summary import verdict_table
+
+    row = {"claim": "c", "scope": "architecture", "k": 5, "verdict": "xfailed"}
+    lines = verdict_table(
+        [
+            {**row, "model": "m", "expected": "not-confirmed", "value": 0.1},
+            {**row, "model": "n", "expected": "known-failure", "value": -0.2},
+        ]
+    )
+    assert "moved +0.1 a5" in lines[1] and "xfail -0.2 a5" in lines[1], lines
