@@ -148,6 +148,16 @@ class ClaimOutcome:
         sampling = ", ".join(sorted({p.sampling for p in self.parts if p.estimate is not None})) or "samples"
         return SCOPES[self.scope].format(sampling=sampling, k=len(self.seeds or ()))
 
+    def moved(self) -> list[tuple[PartOutcome, PartVerdict]]:
+        """The parts whose verdict differs from the one expected of them, each with that expected verdict (parts
+        expected skipped, or without an expectation, never move)."""
+        expected = self.expected or {}
+        return [
+            (p, want)
+            for p in self.parts
+            if (want := expected.get(p.part.name, "skipped")) not in ("skipped", p.verdict)
+        ]
+
     def assert_expected(self) -> None:
         """What a claim test asserts. Without an expectation the claim must be supported (a contradiction raises
         :class:`ClaimContradicted`, an inconclusive verdict fails). With one, every part must have its expected
@@ -159,12 +169,7 @@ class ClaimOutcome:
             if self.verdict == "supported":
                 return
             raise (ClaimContradicted if self.verdict == "contradicted" else AssertionError)(self.message())
-        moved = [
-            f"[{p.part.name}] expected {want}, now {p.verdict}"
-            for p in self.parts
-            if (want := self.expected.get(p.part.name)) not in (None, "skipped", p.verdict)
-        ]
-        if moved:
+        if moved := [f"[{p.part.name}] expected {want}, now {p.verdict}" for p, want in self.moved()]:
             raise ExpectationMoved(
                 f"{'; '.join(moved)}: the seed study's expectation no longer holds\n{self.message()}"
             )

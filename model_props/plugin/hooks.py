@@ -169,15 +169,17 @@ def _expectation_mark(store, claim, model: str):
     the verdict over all its seeds moved away from what the setting seeds expect (the held-out seeds did not
     confirm it), else ``raises=ClaimContradicted`` where a part is expected contradicted; None otherwise (every
     other expectation is asserted by the test itself)."""
+    from dataclasses import replace
+
     from ..claims import ClaimContradicted, ExpectationMoved
 
     expectation = _expectation(store, claim, model)
     if expectation is None:
         return None
-    outcome = store.study.evaluate(claim, model)
-    moved = [f"[{p.part.name}] {want} over seeds {list(expectation.set_seeds)}, {p.verdict} over {list(store.study.seeds)}"
-             for p in outcome.parts if (want := expectation.parts.get(p.part.name)) not in (None, "skipped", p.verdict)]  # fmt: skip
-    if moved:
+    outcome = replace(store.study.evaluate(claim, model), expected=expectation.parts)
+    set_seeds, all_seeds = list(expectation.set_seeds), list(store.study.seeds)
+    if moved := [f"[{p.part.name}] {want} over seeds {set_seeds}, {p.verdict} over {all_seeds}"
+                 for p, want in outcome.moved()]:  # fmt: skip
         return pytest.mark.xfail(strict=True, raises=ExpectationMoved, reason=(
             f"not confirmed by the held-out seeds {list(expectation.confirm_seeds)}: {'; '.join(moved)}; "
             f"the paper: {claim.evidence}"))  # fmt: skip

@@ -70,10 +70,9 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
 def expectation_tag(outcome: ClaimOutcome) -> str:
     """The expectation in one word: not confirmed (a part's verdict over all seeds moved away from it), a known
     failure (a part expected contradicted), inconclusive, or pass."""
-    expected = outcome.expected or {}
-    if any(expected.get(p.part.name) not in (None, "skipped", p.verdict) for p in outcome.parts):
+    if outcome.moved():
         return "not-confirmed"
-    wanted = set(expected.values())
+    wanted = set((outcome.expected or {}).values())
     return "known-failure" if "contradicted" in wanted else "inconclusive" if "inconclusive" in wanted else "pass"
 
 
