@@ -90,7 +90,7 @@ def study_estimates(study: SeedStudy, profile: Profile, name: str) -> list[tuple
     return out
 
 
-def judge(name: str, checks: list[Check], level: float) -> Reproduction:
+def _holm(name: str, checks: list[Check], level: float) -> Reproduction:
     """Holm's procedure at ``level`` over one reference's checks."""
     rejected = holm([c.p for c in checks], level)
     return Reproduction(
@@ -121,7 +121,7 @@ def reproduce(store: ModelStore, name: str) -> Reproduction:
             continue
         found = _check(what, values, live)
         checks += [found] if found else []
-    return judge(name, checks, run_level(store.profile))
+    return _holm(name, checks, run_level(store.profile))
 
 
 def held_out(study: SeedStudy, profile: Profile, name: str, seed_index: int) -> Reproduction:
@@ -133,4 +133,4 @@ def held_out(study: SeedStudy, profile: Profile, name: str, seed_index: int) -> 
         value = values[seed_index]
         found = _check(what, rest, math.nan if value is None else value)
         checks += [found] if found else []
-    return judge(name, checks, run_level(profile))
+    return _holm(name, checks, run_level(profile))
