@@ -103,16 +103,20 @@ def select(rows: list[dict]) -> dict[str, dict]:
     return best
 
 
-def _trained_as(cache: Path, recipe: Recipe) -> Recipe | None:
-    """The recipe, renamed as the cache holds it, when ``cache`` has a run of the same training configuration
-    (every field but name and description) under the current training code; None otherwise."""
+def _held(cache: Path, profile: str) -> list[dict]:
+    """The recipes (as their sidecars record them) that ``cache`` holds trained under the current training code."""
+    metas = [json.loads(p.read_text()) for p in sorted((cache / "models" / profile).glob("*.json"))]
+    return [m["recipe"] for m in metas if m.get("code_hash") == code_hash() and "recipe" in m]
+
+
+def _trained_as(held: list[dict], recipe: Recipe) -> Recipe | None:
+    """The recipe, renamed as the cache holds it, when ``held`` (:func:`_held`) has a run of the same training
+    configuration (every field but name and description); None otherwise."""
     ignore = ("name", "description")
     want = json.loads(json.dumps({k: v for k, v in recipe.to_dict().items() if k not in ignore}))
-    for sidecar in sorted((cache / "models" / recipe.profile).glob("*.json")):
-        meta = json.loads(sidecar.read_text())
-        held = meta.get("recipe", {})
-        if meta.get("code_hash") == code_hash() and {k: v for k, v in held.items() if k not in ignore} == want:
-            return dataclasses.replace(recipe, name=held["name"], description=held["description"])
+    for h in held:
+        if {k: v for k, v in h.items() if k not in ignore} == want:
+            return dataclasses.replace(recipe, name=h["name"], description=h["description"])
     return None
 
 
@@ -125,10 +129,11 @@ def reproduce(
     already records under the current code (``done_before``) is kept, not retrained."""
     import tempfile
 
+    held = _held(cache, profile)
+
     def cost(r: dict) -> tuple[bool, float]:
-        return _trained_as(cache, grid(profile, [(r["model"], r["lr"], r["warmup_steps"])])[0]) is None, r[
-            "train_seconds"
-        ]
+        recipe = grid(profile, [(r["model"], r["lr"], r["warmup_steps"])])[0]
+        return _trained_as(held, recipe) is None, r["train_seconds"]
 
     stale: dict[str, dict] = {}
     for r in rows:
@@ -147,9 +152,9 @@ def reproduce(
     stale = {k: r for k, r in stale.items() if config(r) not in kept}
     with tempfile.TemporaryDirectory() as tmp:
         configs = dict.fromkeys((r["model"], r["lr"], r["warmup_steps"]) for r in stale.values())
-        held = [(r, _trained_as(cache, r)) for r in grid(profile, list(configs))]
-        done = [(r, {**_score(cache, same), "as": same.name}) for r, same in held if same is not None]
-        todo = [r for r, same in held if same is None]
+        found = [(r, _trained_as(held, r)) for r in grid(profile, list(configs))]
+        done = [(r, {**_score(cache, same), "as": same.name}) for r, same in found if same is not None]
+        todo = [r for r, same in found if same is None]
         retrained = map_parallel(functools.partial(_score, Path(tmp)), todo, workers=workers, threads=threads)
         for recipe, again in [*done, *retrained]:  # retrained ones in order of completion
             r = next(
