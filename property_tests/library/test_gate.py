@@ -105,6 +105,7 @@ def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, 
 def test_gating_claims_are_marked_gate(gate_project, user_module):
     table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "park2022.multistage-block-cka"]\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK  # and fnmatch_lines fails unless each line matches, in order
     result.stdout.fnmatch_lines(
         [
             "*test_claims.py::test_claim[[]park2022.msa-lowpass-usermodels:good[]]",

@@ -18,9 +18,12 @@ def suite(inprocess: pytest.Pytester):
 
 
 def test_collect_shows_the_references_or_the_given_models(suite):
+    # fnmatch_lines fails the test unless every pattern matches, in order
     result = suite.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([f"test_models.py::test_model[[]{n}[]]" for n in REFERENCES] + ["5 tests collected*"])
     result = suite.runpytest("--collect-only", "-q", "--model", "timm:resnet10t", "--model", "mypkg.nets:build")
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [f"test_models.py::test_model[[]{n}[]]" for n in ["timm:resnet10t", "mypkg.nets:build"]]
         + ["2 tests collected*"]
@@ -150,6 +153,7 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytes
 
 def test_plugin_registers_its_markers(inprocess):
     result = inprocess.runpytest("--markers")
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.claim: a test of a published claim*",
@@ -162,8 +166,10 @@ def test_plugin_registers_its_markers(inprocess):
 def test_pyproject_table_configures_the_session(suite):
     suite.makepyprojecttoml('[tool.model_props]\nmodels = ["timm:resnet10t"]\nprofile = "smoke"\nseed = 3\n')
     result = suite.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["test_models.py::test_model[[]timm:resnet10t[]]", "1 test collected*"])
     result = suite.runpytest("--collect-only", "-q", "--model", "mypkg.nets:build")  # the command line wins
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["test_models.py::test_model[[]mypkg.nets:build[]]", "1 test collected*"])
 
 
