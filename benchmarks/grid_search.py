@@ -30,15 +30,21 @@ from datetime import date
 from pathlib import Path
 
 from model_props.cache import default_cache_dir
+from model_props.execution import executor
 from model_props.provenance import provenance
 from model_props.training.checkpoints import code_hash, get_trained
-from model_props.training.parallel import map_parallel
 from model_props.training.profiles import load_profile
 from model_props.training.recipes import Recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 LRS = (5e-4, 1e-3, 2e-3, 4e-3)
 WARMUPS = (100, 200)
+
+
+def map_parallel(fn, items, workers: int, threads: int | None):
+    """``(item, fn(item))`` as each finishes, on a local Dask cluster of ``workers`` (one: in this process)."""
+    with executor(workers=workers, threads=threads) as runner:
+        yield from runner.map(fn, items)
 
 
 def _score(cache: Path, recipe: Recipe) -> dict:
@@ -155,7 +161,7 @@ def reproduce(
         found = [(r, _trained_as(held, r)) for r in grid(profile, list(configs))]
         done = [(r, {**_score(cache, same), "as": same.name}) for r, same in found if same is not None]
         todo = [r for r, same in found if same is None]
-        retrained = map_parallel(functools.partial(_score, Path(tmp)), todo, workers=workers, threads=threads)
+        retrained = map_parallel(functools.partial(_score, Path(tmp)), todo, workers, threads)
         for recipe, again in [*done, *retrained]:  # retrained ones in order of completion
             r = next(
                 r
@@ -297,7 +303,7 @@ def main() -> None:
                 rows.append(done[c])
             else:
                 todo.append(c)
-        for recipe, result in map_parallel(score, grid(args.profile, todo), workers=args.workers, threads=args.threads):
+        for recipe, result in map_parallel(score, grid(args.profile, todo), args.workers, args.threads):
             row = {"model": recipe.model, "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -8,6 +8,7 @@ Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
     python benchmarks/run_times.py cold warm          # the first cold run trains everything (tens of minutes)
     python benchmarks/run_times.py parallel           # -n 0 vs -n 2 (loadgroup) on a warm cache
     python benchmarks/run_times.py remeasure --subset EXPR   # -n 0 vs -n 2, measuring EXPR's claims afresh
+    python benchmarks/run_times.py startup study      # executor start-up; a tiny study in-process vs 2 workers
 """
 
 from __future__ import annotations
@@ -43,9 +44,71 @@ def run(args: list[str], cache: Path) -> dict:
     return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail}
 
 
+def startup() -> dict:
+    """Seconds to start an executor, run one task per worker that imports torch, and close it: a 2-worker
+    Dask LocalCluster against the spawn-started 2-process pool that trained several models before it."""
+    import functools
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from model_props.execution import executor
+
+    out = {}
+    for label in ("process_pool", "local_cluster"):
+        start = time.perf_counter()
+        task = functools.partial(_torch_threads, 1)
+        if label == "process_pool":
+            with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+                list(pool.map(task, range(2)))
+        else:
+            with executor(workers=2, threads=1) as runner:
+                list(runner.map(task, range(2)))
+        out[label] = round(time.perf_counter() - start, 1)
+        print(f"{label}: {out[label]} s", flush=True)
+    out["ratio_cluster_over_pool"] = round(out["local_cluster"] / out["process_pool"], 2)
+    return out
+
+
+def _torch_threads(threads: int, _: int) -> int:
+    import torch
+
+    torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def study(cache: Path) -> dict:
+    """Wall time of a seed study of the tiny profile (two recipes, seeds 0-1; the test's) in this process and on
+    a 2-worker local cluster, each on a fresh cache that holds only the generated data."""
+    import contextlib
+    import io
+    import shutil
+
+    from model_props.session.settings import Settings
+    from model_props.session.study import run_study
+    from model_props.training.profiles import RecipeSource
+
+    sys.path.insert(0, str(ROOT / "property_tests" / "library"))
+    from test_execution import TINY  # the recipes the executor test runs
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "tiny.toml").write_text(TINY)
+        for label, workers in (("in_process", 1), ("local_cluster_2", 2)):
+            shutil.copytree(cache / "data", Path(tmp) / label / "data")
+            settings = Settings(profile="tiny", recipes=RecipeSource(Path(tmp)), cache_dir=Path(tmp) / label,
+                                progress=False, workers=workers)  # fmt: skip
+            start = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                run_study(settings, seeds=[0, 1, 2, 3], out=Path(tmp) / f"study-{label}")
+            out[label] = round(time.perf_counter() - start, 1)
+            print(f"study {label}: {out[label]} s", flush=True)
+    out["ratio_cluster_over_in_process"] = round(out["local_cluster_2"] / out["in_process"], 2)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", nargs="+", choices=["cold", "warm", "parallel", "remeasure"])
+    p.add_argument("what", nargs="+", choices=["cold", "warm", "parallel", "remeasure", "startup", "study"])
     p.add_argument(
         "--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE"
     )
@@ -73,6 +136,10 @@ def main() -> None:
                 "n2": parallel,
                 "ratio_n2_over_serial": round(parallel["seconds"] / serial["seconds"], 2),
             }
+    if "startup" in args.what:
+        results["startup"] = startup()
+    if "study" in args.what:
+        results["study"] = study(cache)
     results["provenance"] = provenance()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=1) + "\n")

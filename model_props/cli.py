@@ -1,9 +1,9 @@
 """``model-props``: train or load the reference models, show anatomies and recipes, run the seed study.
 
-model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N]
+model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N] [--workers N | --scheduler ADDRESS]
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
-model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N]
+model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--img-size 32] [--out benchmarks/results]
 model-props claims
@@ -42,7 +42,6 @@ def _parser() -> argparse.ArgumentParser:
         default=[0, 1, 2, 3, 4],
         help="the first three set expectations, the rest confirm them",
     )
-    s.add_argument("--workers", type=int, default=1, help="training processes (each gets cores / workers threads)")
     s.add_argument(
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
     )
@@ -130,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "seed-study":
             from .session.study import run_study
 
-            run_study(settings, seeds=args.seeds, workers=args.workers, out=args.out)
+            run_study(settings, seeds=args.seeds, out=args.out)
         else:
             from .session.store import ModelStore
             from .zoo import parse_spec
@@ -141,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                     parse_spec(spec)
             start = time.perf_counter()
             names = store.profile.references + args.models
+            store.pretrain(names)  # several at once on the executor; the loop below then reads the cache
             print(
                 f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source"
             )

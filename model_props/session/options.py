@@ -11,6 +11,8 @@ The table (paths are relative to the pyproject's folder)::
     cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
     data_root = "data"                  # CIFAR-10/100 for profiles that use them
     device = "cpu"
+    workers = 2                         # train and measure on a local Dask cluster of 2 processes
+    scheduler = "tcp://head:8786"       # or on a running Dask cluster (address or scheduler file)
     seed = 0                            # measurement sampling seed
     train_seed = 1                      # train every recipe with this seed instead of its own
     recipes_dir = "recipes"             # the user's profiles: <profile>.toml (+ <profile>-seeds.json)
@@ -115,6 +117,26 @@ OPTIONS: tuple[Option, ...] = (
         pytest="--claims-device",
         cli="common",
         metavar="DEVICE",
+    ),
+    Option(
+        "workers",
+        int,
+        "worker processes for training and measuring",
+        "train and measure on a local Dask cluster of N worker processes, each with its share of the cores "
+        "(default: one per core when several models must be trained; 1 runs everything in this process)",
+        pytest="--claims-workers",
+        cli="common",
+        metavar="N",
+    ),
+    Option(
+        "scheduler",
+        str,
+        "Dask scheduler to run on",
+        "train and measure on a running Dask cluster: its scheduler's address (tcp://HOST:8786) or scheduler "
+        "file; every worker needs the same model-props and a cache folder shared with this process",
+        pytest="--claims-scheduler",
+        cli="common",
+        metavar="ADDRESS",
     ),
     Option(
         "seed",

@@ -65,6 +65,8 @@ class Settings:
     gate: Mapping[str, Any] = field(default_factory=dict)
     img_size: int | None = None
     scope: str = DEFAULTS["scope"]
+    workers: int | None = None  # None: one per core where several models must be trained
+    scheduler: str | None = None  # a running Dask cluster's address or scheduler file
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -119,7 +121,15 @@ class Settings:
             gate=merged.get("gate", {}),
             img_size=merged.get("img_size"),
             scope=_scope(merged.get("scope", DEFAULTS["scope"])),
+            workers=_workers(merged.get("workers")),
+            scheduler=merged.get("scheduler"),
         )
+
+
+def _workers(workers: int | None) -> int | None:
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers={workers} (--claims-workers or [tool.model_props] workers); valid: 1 or more")
+    return workers
 
 
 def _scope(scope: str) -> str:

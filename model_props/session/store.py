@@ -99,13 +99,15 @@ class ModelStore:
         """How far ``name`` must be trained: ``final`` unless the catalogue reads only its ``warmup`` checkpoint."""
         return "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
 
-    def pretrain(self, names: list[str], *, workers: int | None = None) -> list[str]:
-        """Train at once, in worker processes, the profile's recipes among ``names`` that the cache lacks, each as
-        far as the catalogue reads it; the names trained. Nothing happens for fewer than two, or off the CPU
-        (a GPU runs one training at a time best); the session then trains lazily, one model at a time."""
+    def pretrain(self, names: list[str]) -> list[str]:
+        """Train at once, on the session's executor, the profile's recipes among ``names`` that the cache lacks,
+        each as far as the catalogue reads it; the names trained. Locally this needs two or more models to train
+        on the CPU (a GPU trains one at a time best); the session then trains lazily, one model at a time. A
+        ``scheduler`` always sends them to its cluster."""
         import os
 
-        from ..training.parallel import map_parallel, train_until
+        from ..execution import executor
+        from ..training.parallel import train_until
 
         s = self.settings
         until, todo = {}, []
@@ -116,21 +118,20 @@ class ModelStore:
             until[name] = self.last_checkpoint_needed(name)
             if not is_cached(recipe, s.cache_dir, until[name]):
                 todo.append(recipe)
-        workers = min(len(todo), workers or os.cpu_count() or 1)
-        if workers < 2 or s.device != "cpu":
+        workers = min(len(todo), s.workers or os.cpu_count() or 1)
+        if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
             return []
         for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
             self.dataset(recipe.dataset)
-        self.notify(
-            f"training {len(todo)} models, {workers} at a time: "
-            + ", ".join(f"{r.name} ({until[r.name]})" for r in todo)
-        )
-        train = functools.partial(train_until, s.cache_dir, s.data_root, until)
-        for recipe, metrics in map_parallel(train, todo, workers=workers):
-            self.notify(
-                f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
-                f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
-            )
+        where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
+        self.notify(f"training {len(todo)} models, {where}: " + ", ".join(f"{r.name} ({until[r.name]})" for r in todo))
+        train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
+        with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
+            for recipe, metrics in runner.map(train, todo):
+                self.notify(
+                    f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
+                    f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
+                )
         return [r.name for r in todo]
 
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:

@@ -21,10 +21,12 @@ from ..claims import list_claims
 from ..claims.evaluation import point_value
 from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint
 from ..errors import NotApplicable
+from ..execution import executor
 from ..provenance import provenance
-from ..training.parallel import map_parallel, train_until
+from ..training.parallel import train_until
 from .settings import Settings
 from .store import ModelStore
+from .tasks import measure_report, reports_read
 
 __all__ = ["run_study", "seed_estimates"]
 
@@ -105,9 +107,11 @@ def _merge(per_seed: list[dict[str, Any]], settings: Settings) -> dict[str, Any]
     return {"recipes": recipes, "claims": claims}
 
 
-def run_study(settings: Settings, *, seeds: list[int], workers: int = 1, out: Path | None = None) -> Path:
+def run_study(settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None) -> Path:
     """Train every reference and variant of the profile with each seed, measure every claim part on each, and
-    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures)."""
+    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures).
+    Runs on the settings' executor: in this process, a local cluster of ``workers`` or the ``scheduler``'s,
+    ``threads`` torch threads per task (default: the cores divided among the workers)."""
     from .study_report import study_markdown
 
     if len(seeds) <= SET_SEEDS:
@@ -117,14 +121,27 @@ def run_study(settings: Settings, *, seeds: list[int], workers: int = 1, out: Pa
     names = profile.references + profile.variants
     until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
-    train = functools.partial(train_until, settings.cache_dir, settings.data_root, until)
-    for recipe, result in map_parallel(train, runs, workers=workers):
-        print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
-              f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
+    train = functools.partial(train_until, settings.cache_dir, settings.data_root, until, settings.device)
+    for recipe in runs:  # generate each dataset once, here, before the workers read it from the cache
+        store.dataset(recipe.dataset)
     estimates = {}
-    for seed, result in map_parallel(functools.partial(seed_estimates, settings), seeds, workers=workers):
-        estimates[seed] = result
-        print(f"measured seed {seed}", flush=True)
+    with executor(
+        workers=settings.workers or 1,
+        scheduler=settings.scheduler,
+        threads=threads,
+        device=settings.device,
+        cache_dir=settings.cache_dir,
+    ) as runner:
+        for recipe, result in runner.map(train, runs):
+            print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
+                  f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
+        requests = [r for seed in seeds for r in reports_read(settings, seed)]
+        for done, _ in enumerate(runner.map(functools.partial(measure_report, settings), requests), start=1):
+            if done % 10 == 0 or done == len(requests):
+                print(f"measured {done} of {len(requests)} reports", flush=True)
+        for seed, result in runner.map(functools.partial(seed_estimates, settings), seeds):
+            estimates[seed] = result
+            print(f"measured seed {seed}", flush=True)
     data = {
         "schema_version": SCHEMA_VERSION,
         "profile": profile.name,

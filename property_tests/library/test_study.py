@@ -60,7 +60,7 @@ def tiny(tmp_path_factory, model_store):
     (folder / "tiny.toml").write_text(TINY)
     settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=model_store.settings.cache_dir,
                         progress=False)  # fmt: skip
-    run_study(settings, seeds=[0, 1, 2, 3], workers=1)
+    run_study(settings, seeds=[0, 1, 2, 3])
     return settings, folder
 
 

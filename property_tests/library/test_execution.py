@@ -1,0 +1,180 @@
+"""Executors on Dask: training and measuring on a 2-worker local cluster equal the in-process run to the bit; a worker
+killed while it trains is replaced and its task retried; a cluster that cannot run the tasks is refused in one
+line."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import shutil
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import model_props.execution.backends as backends
+from model_props.execution import ExecutorError, executor
+from model_props.session.settings import Settings
+from model_props.session.tasks import measure_report
+from model_props.training.checkpoints import is_cached
+from model_props.training.parallel import train_until
+from model_props.training.profiles import RecipeSource
+from model_props.training.recipes import Recipe
+
+distributed = pytest.importorskip("distributed")
+
+TINY = textwrap.dedent("""
+    [defaults]
+    dataset = "deadleaves"
+    batch_size = 32
+    steps = 12
+    warmup_steps = 4
+    lr = 2e-3
+    augment = ["crop", "flip"]
+
+    [recipes.vit]
+    model = "vit"
+    arch = { patch_size = 8, embed_dim = 16, depth = 2, num_heads = 2, mlp_ratio = 2.0, global_pool = "token" }
+
+    [recipes.resnet]
+    model = "resnet"
+    arch = { layers = [1, 1, 1, 1], channels = [8, 16, 32, 64], block = "basic" }
+
+    [recipes.custom]
+    model = ""
+
+    [measurement]
+    n_images = 64
+    batch_size = 32
+    n_boot = 50
+    hessian_batches = 1
+    hessian_batch_size = 8
+    fit_images = 64
+    noise_images = 32
+    corruption_images = 32
+    attack_images = 16
+    attack_epsilons_255 = [1]
+    pgd_steps = 2
+    lesion_images = 32
+""")
+
+
+def _cache_with_data(model_store, path: Path) -> Path:
+    """A fresh cache holding only the generated datasets of the session's cache (no models, no measurements)."""
+    shutil.copytree(model_store.settings.cache_dir / "data", path / "data")
+    return path
+
+
+def _entries(cache: Path) -> dict[str, dict]:
+    """Every cache entry by its sidecar's path: the sha256 of its files (models) or its arrays (reports)."""
+    found = {}
+    for sidecar in sorted(cache.glob("*/*/*.json")):
+        meta = json.loads(sidecar.read_text())
+        if sidecar.parts[-3] == "models":
+            found[str(sidecar.relative_to(cache))] = {r: f["sha256"] for r, f in meta["files"].items()}
+        else:
+            with np.load(sidecar.with_suffix(".npz"), allow_pickle=False) as npz:
+                found[str(sidecar.relative_to(cache))] = {k: npz[k] for k in npz.files}
+    return found
+
+
+def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run_to_the_bit(
+    tmp_path, model_store, dataset
+):
+    folder = tmp_path / "recipes"
+    folder.mkdir()
+    (folder / "tiny.toml").write_text(TINY)
+    requests = [(0, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
+    results, caches = {}, {}
+    for how, workers in (("inprocess", 1), ("cluster", 2)):
+        caches[how] = _cache_with_data(model_store, tmp_path / how)
+        settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=caches[how], progress=False)
+        recipes = list(settings.profile_data.recipes[n] for n in ("vit", "resnet"))
+        train = functools.partial(train_until, caches[how], None, {"vit": "final", "resnet": "final"}, "cpu")
+        with executor(workers=workers, threads=1, cache_dir=caches[how]) as runner:
+            trained = {r.name: m["sha256"] for r, m in runner.map(train, recipes)}
+            measured = dict(runner.map(functools.partial(measure_report, settings), requests))
+        results[how] = trained, measured
+    assert results["inprocess"][0] == results["cluster"][0], "the checkpoints' sha256 differ"
+    a, b = _entries(caches["inprocess"]), _entries(caches["cluster"])
+    assert a.keys() == b.keys() and len(a) == 2 + len(requests), "the same cache entries (keys hash the inputs)"
+    for request in requests:
+        x, y = results["inprocess"][1][request], results["cluster"][1][request]
+        assert x.keys() == y.keys(), request
+        for k in x:
+            assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k], equal_nan=True), f"{request} {k} differs"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A running 2-worker local cluster, reached by its scheduler address as a user's cluster is."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+                                  silence_logs=50) as running:  # fmt: skip
+        yield running.scheduler_address
+
+
+SLOW = Recipe(name="slow", profile="test", model="resnet", steps=200, warmup_steps=8, batch_size=16,
+              arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})  # fmt: skip
+
+
+def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(tmp_path, model_store, dataset, cluster):
+    cache = _cache_with_data(model_store, tmp_path)
+    recipes = [SLOW, dataclasses.replace(SLOW, seed=1)]
+    task = functools.partial(train_until, cache, None, {"slow": "final"}, "cpu")
+    killed = None
+    with executor(scheduler=cluster, threads=1, cache_dir=cache) as runner:
+        results = runner.map(task, recipes)
+        deadline = time.time() + 120
+        while killed is None:  # kill the first worker seen training, by its pid
+            assert time.time() < deadline, "no worker started training"
+            busy = [w for w, keys in runner.client.processing().items() if keys]
+            if busy and list((cache / "models" / "test").glob("*.lock")):
+                time.sleep(1.0)  # well into the training loop
+                pid = runner.client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed = busy[0]
+            time.sleep(0.1)
+        done = dict((r.seed, m) for r, m in results)
+    assert sorted(done) == [0, 1] and all(m["step"] == 200 and not m["from_cache"] for m in done.values())
+    assert all(is_cached(r, cache) for r in recipes), "one whole entry per recipe"
+    assert not list((cache / "models" / "test").glob("*.tmp")), "no temporary file left behind"
+
+
+def test_workers_running_another_source_are_refused_before_any_task(tmp_path, cluster, monkeypatch):
+    monkeypatch.setattr(backends, "_identity", lambda module: "0123456789abcdef")
+    with pytest.raises(ExecutorError, match=r"^worker tcp://\S+ runs model-props source \w+ of "
+                       r"model_props\.training\.parallel, this process 0123456789abcdef: install the same"):  # fmt: skip
+        with executor(scheduler=cluster, cache_dir=tmp_path) as runner:
+            list(runner.map(train_until, []))
+
+
+def test_a_cache_the_workers_cannot_write_is_refused(tmp_path, cluster):
+    (tmp_path / "file").write_text("not a folder")
+    bad = tmp_path / "file" / "cache"
+    with pytest.raises(ExecutorError, match=r"^worker tcp://\S+ cannot write the cache folder '.*/file/cache' \("):
+        with executor(scheduler=cluster, cache_dir=bad) as runner:
+            list(runner.map(train_until, []))
+    with pytest.raises(ExecutorError, match=r"^cache folder '.*/file/cache' is not writable here \("):
+        with executor(cache_dir=bad) as runner:
+            list(runner.map(train_until, []))
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(backends, "CONNECT_TIMEOUT_S", 1)
+    with pytest.raises(ExecutorError, match=r"^cannot reach the Dask scheduler at 'tcp://127\.0\.0\.1:9' within 1 s"):
+        with executor(scheduler="tcp://127.0.0.1:9"):
+            pass
+    with pytest.raises(
+        ExecutorError, match=r"is neither an address \(tcp://HOST:8786\) nor an existing scheduler file"
+    ):
+        with executor(scheduler=str(tmp_path / "missing.json")):
+            pass
+    with pytest.raises(ExecutorError, match=r"^workers=0; valid: 1 or more"):
+        with executor(workers=0):
+            pass
