@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
+import shutil
 from pathlib import Path
 
 import pytest
@@ -156,8 +157,28 @@ def test_user_profiles_extend_and_override(tmp_path):
         load_profile("smoke", RecipeSource(None, {"nope": {"steps": 1}}))
 
 
-def test_training_is_deterministic(tiny_data):
-    a = train(TINY, tiny_data, progress=False)
+@pytest.fixture(scope="module")
+def full_run(tiny_data):
+    """One run of TINY to its end, shared by the tests that compare another run with it."""
+    return train(TINY, tiny_data, progress=False)
+
+
+@pytest.fixture(scope="module")
+def trained_cache(tmp_path_factory, tiny_data) -> Path:
+    """A cache holding TINY, trained once here; tests get their own copy (:func:`cache_with_tiny`)."""
+    cache = tmp_path_factory.mktemp("trained")
+    assert get_trained(TINY, cache_dir=cache, data=tiny_data, progress=False).from_cache is False
+    return cache
+
+
+@pytest.fixture
+def cache_with_tiny(tmp_path, trained_cache) -> Path:
+    shutil.copytree(trained_cache, tmp_path / "cache")
+    return tmp_path / "cache"
+
+
+def test_training_is_deterministic(tiny_data, full_run):
+    a = full_run
     b = train(TINY, tiny_data, progress=False)
     for (k, va), vb in zip(a.model.state_dict().items(), b.model.state_dict().values()):
         assert torch.equal(va, vb), k
@@ -168,9 +189,9 @@ def test_training_is_deterministic(tiny_data):
     assert timeless(a.metrics) == timeless(b.metrics)
 
 
-def test_warmup_checkpoint_is_the_state_at_the_end_of_warmup(tiny_data):
+def test_warmup_checkpoint_is_the_state_at_the_end_of_warmup(tiny_data, full_run):
     """A run stopped at the warm-up equals the full run's warm-up checkpoint, step for step."""
-    full = train(TINY, tiny_data, progress=False)
+    full = full_run
     short = train(TINY, tiny_data, progress=False, until="warmup")
     assert set(full.states) == {"warmup", "final"} and set(short.states) == {"warmup"}
     for k, v in full.states["warmup"].items():
@@ -179,7 +200,7 @@ def test_warmup_checkpoint_is_the_state_at_the_end_of_warmup(tiny_data):
     assert not all(torch.equal(v, full.states["final"][k]) for k, v in full.states["warmup"].items())
 
 
-def test_second_request_is_served_from_the_cache(tmp_path, tiny_data):
+def test_second_request_is_served_from_the_cache(tmp_path, tiny_data, full_run):
     first = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
     second = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
     assert (first.from_cache, second.from_cache) == (False, True)
@@ -187,6 +208,7 @@ def test_second_request_is_served_from_the_cache(tmp_path, tiny_data):
     x = torch.rand(4, 3, 32, 32)
     with torch.no_grad():
         assert torch.equal(first.model(x), second.model(x))
+        assert torch.equal(second.model(x), full_run.model.eval()(x)), "the cache serves the weights it was given"
     files, sidecar = entry_paths(TINY, tmp_path)
     assert files["final"].is_file() and files["warmup"].is_file() and sidecar.is_file()
     assert not list(sidecar.parent.glob("*.tmp")), "temporary files left behind"
@@ -194,9 +216,10 @@ def test_second_request_is_served_from_the_cache(tmp_path, tiny_data):
     assert warm.from_cache and warm.metrics["step"] == 8 and warm.sha256 != second.sha256
 
 
-def test_sidecar_records_provenance(tmp_path, tiny_data):
+def test_sidecar_records_provenance(cache_with_tiny, tiny_data):
     import json
 
+    tmp_path = cache_with_tiny
     trained = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
     meta = json.loads(entry_paths(TINY, tmp_path)[1].read_text())
     assert set(meta["provenance"]["versions"]) == {"model-props", "torch", "timm", "numpy"}
@@ -225,8 +248,8 @@ def test_a_different_recipe_is_a_different_entry(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate weights", "garbage sidecar", "missing sidecar", "flip a byte"])
-def test_damaged_entry_is_rebuilt_not_loaded(tmp_path, tiny_data, damage):
-    get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
+def test_damaged_entry_is_rebuilt_not_loaded(cache_with_tiny, tiny_data, damage):
+    tmp_path = cache_with_tiny
     files, sidecar = entry_paths(TINY, tmp_path)
     weights = files["final"]
     good = weights.read_bytes()
