@@ -4,7 +4,6 @@ line."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
@@ -25,8 +24,6 @@ from model_props.training.checkpoints import is_cached
 from model_props.training.parallel import train_until
 from model_props.training.profiles import RecipeSource
 from model_props.training.recipes import Recipe
-
-distributed = pytest.importorskip("distributed")
 
 TINY = textwrap.dedent("""
     [defaults]
@@ -83,20 +80,29 @@ def _entries(cache: Path) -> dict[str, dict]:
     return found
 
 
+@pytest.fixture(scope="module")
+def cluster():
+    """The scheduler address of a 2-worker local cluster started as ``--workers 2`` starts one (one thread per
+    task); the tests reach it by that address, as ``--scheduler`` reaches a user's cluster."""
+    with executor(workers=2, threads=1) as runner:
+        assert runner.workers == 2 and runner.threads == 1
+        yield runner.client.scheduler.address
+
+
 def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run_to_the_bit(
-    tmp_path, model_store, dataset
+    tmp_path, model_store, dataset, cluster
 ):
     folder = tmp_path / "recipes"
     folder.mkdir()
     (folder / "tiny.toml").write_text(TINY)
     requests = [(0, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
     results, caches = {}, {}
-    for how, workers in (("inprocess", 1), ("cluster", 2)):
+    for how, scheduler in (("inprocess", None), ("cluster", cluster)):
         caches[how] = _cache_with_data(model_store, tmp_path / how)
         settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=caches[how], progress=False)
         recipes = list(settings.profile_data.recipes[n] for n in ("vit", "resnet"))
         train = functools.partial(train_until, caches[how], None, {"vit": "final", "resnet": "final"}, "cpu")
-        with executor(workers=workers, threads=1, cache_dir=caches[how]) as runner:
+        with executor(scheduler=scheduler, threads=1, cache_dir=caches[how]) as runner:
             trained = {r.name: m["sha256"] for r, m in runner.map(train, recipes)}
             measured = dict(runner.map(functools.partial(measure_report, settings), requests))
         results[how] = trained, measured
@@ -110,21 +116,13 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
             assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k], equal_nan=True), f"{request} {k} differs"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A running 2-worker local cluster, reached by its scheduler address as a user's cluster is."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
-                                  silence_logs=50) as running:  # fmt: skip
-        yield running.scheduler_address
-
-
-SLOW = Recipe(name="slow", profile="test", model="resnet", steps=200, warmup_steps=8, batch_size=16,
+SLOW = Recipe(name="slow", profile="test", model="resnet", steps=150, warmup_steps=8, batch_size=16,
               arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})  # fmt: skip
 
 
 def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(tmp_path, model_store, dataset, cluster):
     cache = _cache_with_data(model_store, tmp_path)
-    recipes = [SLOW, dataclasses.replace(SLOW, seed=1)]
+    recipes = [SLOW]
     task = functools.partial(train_until, cache, None, {"slow": "final"}, "cpu")
     killed = None
     with executor(scheduler=cluster, threads=1, cache_dir=cache) as runner:
@@ -134,14 +132,14 @@ def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(tmp_pa
             assert time.time() < deadline, "no worker started training"
             busy = [w for w, keys in runner.client.processing().items() if keys]
             if busy and list((cache / "models" / "test").glob("*.lock")):
-                time.sleep(1.0)  # well into the training loop
+                time.sleep(0.5)  # into the training loop (the lock is taken right before it)
                 pid = runner.client.run(os.getpid, workers=[busy[0]])[busy[0]]
                 os.kill(pid, signal.SIGKILL)
                 killed = busy[0]
             time.sleep(0.1)
         done = dict((r.seed, m) for r, m in results)
-    assert sorted(done) == [0, 1] and all(m["step"] == 200 and not m["from_cache"] for m in done.values())
-    assert all(is_cached(r, cache) for r in recipes), "one whole entry per recipe"
+    assert list(done) == [0] and done[0]["step"] == 150 and not done[0]["from_cache"], "trained again, whole"
+    assert is_cached(SLOW, cache), "one whole entry"
     assert not list((cache / "models" / "test").glob("*.tmp")), "no temporary file left behind"
 
 
