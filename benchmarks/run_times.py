@@ -8,7 +8,9 @@ Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
     python benchmarks/run_times.py cold warm          # the first cold run trains everything (tens of minutes)
     python benchmarks/run_times.py parallel           # -n 0 vs -n 2 (loadgroup) on a warm cache
     python benchmarks/run_times.py remeasure --subset EXPR   # -n 0 vs -n 2, measuring EXPR's claims afresh
-    python benchmarks/run_times.py startup study      # executor start-up; a tiny study in-process vs 2 workers
+    python benchmarks/run_times.py startup study pretrain   # executor start-up; a tiny study and two smoke
+                                                            # trainings in this process vs on 2 workers
+    python benchmarks/run_times.py checkpoint         # the claim suite on a new ViT checkpoint, references warm
 """
 
 from __future__ import annotations
@@ -106,9 +108,91 @@ def study(cache: Path) -> dict:
     return out
 
 
+def pretrain(cache: Path) -> dict:
+    """Wall time to train the smoke ViT and ResNet to their warm-up checkpoint (200 steps) on fresh caches: in
+    this process one after the other (torch's default threads), on a spawn-started 2-process pool of one thread
+    each (how a cold session trained several models before Dask), and on a 2-worker Dask LocalCluster."""
+    import functools
+    import shutil
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from model_props.execution import executor
+    from model_props.training.parallel import train_until
+    from model_props.training.profiles import load_profile
+
+    profile = load_profile("smoke")
+    recipes = [profile.recipes[n] for n in ("vit", "resnet")]
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label in ("in_process", "process_pool_2", "local_cluster_2"):
+            fresh = Path(tmp) / label
+            shutil.copytree(cache / "data", fresh / "data")
+            task = functools.partial(train_until, fresh, None, {r.name: "warmup" for r in recipes}, "cpu")
+            start = time.perf_counter()
+            if label == "in_process":
+                steps = [task(r)["step"] for r in recipes]
+            elif label == "process_pool_2":
+                with ProcessPoolExecutor(2, mp_context=get_context("spawn"), initializer=_torch_threads,
+                                         initargs=(1, 0)) as pool:  # fmt: skip
+                    steps = [m["step"] for m in pool.map(task, recipes)]
+            else:
+                with executor(workers=2, threads=1) as runner:
+                    steps = [m["step"] for _, m in runner.map(task, recipes)]
+            out[label] = round(time.perf_counter() - start, 1)
+            print(f"pretrain {label}: {out[label]} s (steps {steps})", flush=True)
+    out["ratio_cluster_over_pool"] = round(out["local_cluster_2"] / out["process_pool_2"], 2)
+    out["ratio_cluster_over_in_process"] = round(out["local_cluster_2"] / out["in_process"], 2)
+    return out
+
+
+def new_checkpoint(cache: Path) -> dict:
+    """Wall time of the claim suite on a new checkpoint of the smoke ViT with the references warm, run as a user
+    runs it: ``pytest --pyargs model_props.suite --model vit --checkpoint=FILE`` from an empty folder. The file
+    is the cached ViT's final weights plus seeded Gaussian noise (std 1e-4), so that none of its reports is
+    cached; per measurement kind, the seconds its cache entry records."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from model_props.training.checkpoints import entry_paths, get_trained
+    from model_props.training.profiles import load_profile
+
+    vit = load_profile("smoke").recipes["vit"]
+    get_trained(vit, cache_dir=cache, progress=False)  # the references are warm: this loads
+    state = load_file(str(entry_paths(vit, cache)[0]["final"]))
+    gen = torch.Generator().manual_seed(int(time.time()))
+    state = {
+        k: v + 1e-4 * torch.randn(v.shape, generator=gen) if v.is_floating_point() else v for k, v in state.items()
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = Path(tmp) / "user-vit.safetensors"
+        save_file(state, str(weights))
+        (Path(tmp) / "project").mkdir()
+        before = set((cache / "measurements").rglob("*.json"))
+        env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "model_props.suite",
+             "--model", "vit", f"--checkpoint={weights}"],
+            cwd=Path(tmp) / "project", env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        seconds = round(time.perf_counter() - start, 1)
+    kinds: dict[str, float] = {}
+    for sidecar in set((cache / "measurements").rglob("*.json")) - before:
+        meta = json.loads(sidecar.read_text())
+        kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
+    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
+    return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", nargs="+", choices=["cold", "warm", "parallel", "remeasure", "startup", "study"])
+    p.add_argument(
+        "what",
+        nargs="+",
+        choices=["cold", "warm", "parallel", "remeasure", "startup", "study", "pretrain", "checkpoint"],
+    )
     p.add_argument(
         "--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE"
     )
@@ -140,6 +224,10 @@ def main() -> None:
         results["startup"] = startup()
     if "study" in args.what:
         results["study"] = study(cache)
+    if "pretrain" in args.what:
+        results["pretrain"] = pretrain(cache)
+    if "checkpoint" in args.what:
+        results["new_checkpoint"] = new_checkpoint(cache)
     results["provenance"] = provenance()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=1) + "\n")

@@ -187,6 +187,14 @@ def _connect(scheduler: str) -> Any:
         ) from None
 
 
+def _worker_environ(threads: int) -> dict[str, Any]:
+    """The environment a local worker process starts with: Dask's default, less ``MALLOC_TRIM_THRESHOLD_``
+    (a 64 KiB trim threshold makes glibc return every freed tensor buffer to the OS: training the smoke ResNet
+    took 44.9 s in such a worker against 23.5 s in a plain process, same thread count), with the BLAS/OpenMP
+    pools sized to the task's threads."""
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads}
+
+
 def _shares(client: Any) -> dict[str, int]:
     """Per worker, its host's cores divided among the worker processes on that host."""
     cores = client.run(os.cpu_count)
@@ -215,18 +223,20 @@ def executor(
         return
     cluster = None
     if scheduler is None:
+        import dask
         from distributed import Client, LocalCluster
 
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,  # one task at a time per worker; torch gets `threads` threads inside it
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-            resources=resources,
-        )
-        client = Client(cluster)
         shares: Threads = threads or max(1, (os.cpu_count() or 1) // workers)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environ(int(shares))}):
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,  # one task at a time per worker; torch gets `shares` threads inside it
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+                resources=resources,
+            )
+        client = Client(cluster)
     else:
         client = _connect(scheduler)
         shares = threads or _shares(client)
