@@ -226,8 +226,9 @@ def executor(
         import dask
         from distributed import Client, LocalCluster
 
-        shares: Threads = threads or max(1, (os.cpu_count() or 1) // workers)
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environ(int(shares))}):
+        per_task = threads or max(1, (os.cpu_count() or 1) // workers)
+        shares: Threads = per_task
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environ(per_task)}):
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,  # one task at a time per worker; torch gets `shares` threads inside it
