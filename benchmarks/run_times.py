@@ -79,7 +79,7 @@ def _torch_threads(threads: int, _: int) -> int:
 
 
 def study(cache: Path) -> dict:
-    """Wall time of a seed study of the tiny profile (two recipes, seeds 0-1; the test's) in this process and on
+    """Wall time of a seed study of the tests' tiny profile (two recipes, seeds 0-3) in this process and on
     a 2-worker local cluster, each on a fresh cache that holds only the generated data."""
     import contextlib
     import io
@@ -89,12 +89,9 @@ def study(cache: Path) -> dict:
     from model_props.session.study import run_study
     from model_props.training.profiles import RecipeSource
 
-    sys.path.insert(0, str(ROOT / "property_tests" / "library"))
-    from test_execution import TINY  # the recipes the executor test runs
-
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "tiny.toml").write_text(TINY)
+        shutil.copy(ROOT / "property_tests" / "library" / "tiny.toml", Path(tmp) / "tiny.toml")  # the tests' profile
         for label, workers in (("in_process", 1), ("local_cluster_2", 2)):
             shutil.copytree(cache / "data", Path(tmp) / label / "data")
             settings = Settings(profile="tiny", recipes=RecipeSource(Path(tmp)), cache_dir=Path(tmp) / label,

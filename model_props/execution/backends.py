@@ -5,11 +5,10 @@ a picklable top-level function over items and yields ``(item, result)`` as each 
 no scheduler the tasks run here, one after the other. With ``workers=N`` they run on a
 ``distributed.LocalCluster`` of N single-task worker processes; with ``scheduler`` (``tcp://HOST:8786`` or a
 scheduler file) on workers started elsewhere (``dask worker``, or Slurm jobs through ``dask-jobqueue``).
-Each task sets torch's thread count first (default: the cores divided among the workers; two one-thread
-processes train the small models 1.15-1.45x faster than one two-thread process on 2 cores), and a task on a
+Each task sets torch's thread count first (default: the cores divided among the workers), and a task on a
 GPU asks for the worker resource ``GPU=1``. A worker that dies mid-task is replaced and its task retried by
-Dask's scheduler; results land in the shared cache, whose entries are published atomically
-(:mod:`model_props.cache.entry`), so a retried or duplicated task converges on one entry.
+Dask's scheduler; results land in the shared cache (:mod:`model_props.cache.entry`: a per-entry lock, files
+written atomically, the checksummed sidecar last), where a killed writer leaves nothing loadable.
 
 Before any task runs, every worker must run the same model-props source as this process (the source hash of
 the task's module, :func:`~model_props.cache.source_hash`) and be able to write the cache folder; each task

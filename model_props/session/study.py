@@ -13,11 +13,12 @@ import dataclasses
 import functools
 import json
 import math
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..claims import list_claims
+from ..claims import Claim, Part, list_claims
 from ..claims.evaluation import point_value
 from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint
 from ..errors import NotApplicable
@@ -26,43 +27,82 @@ from ..provenance import provenance
 from ..training.parallel import train_until
 from .settings import Settings
 from .store import ModelStore
-from .tasks import measure_report, reports_read
+from .tasks import Request, measure_report, seed_store
 
-__all__ = ["run_study", "seed_estimates"]
+__all__ = ["PartRead", "part_reads", "reports_read", "run_study", "seed_estimates"]
 
 
 def _value(value: float) -> float | None:
     return None if math.isnan(value) else value  # JSON has no NaN: an undefined estimate is null
 
 
+class PartRead(NamedTuple):
+    """What a study reads of one claim on one reference: ``part`` None where the claim does not apply to the
+    model (``why`` says why); else one part, ``why`` why it does not apply (None: it does) and ``names`` the
+    models whose report it reads."""
+
+    claim: Claim
+    model: str
+    part: Part | None
+    why: str | None
+    names: tuple[str, ...] = ()
+
+
+def part_reads(store: ModelStore) -> Iterator[PartRead]:
+    """Every claim part the store's references are measured on, in catalogue order (one walk for planning the
+    measuring tasks, :func:`reports_read`, and for the estimates, :func:`seed_estimates`)."""
+    for claim in list_claims():
+        for model in store.profile.references:
+            tested = store.get(model)
+            reason = claim.skip_reason(tested.anatomy, model, store.profile.recipes)
+            if reason is not None:
+                yield PartRead(claim, model, None, reason)
+                continue
+            for part in claim.parts:
+                why = part.applies(tested.anatomy)
+                names = (
+                    ()
+                    if why is not None
+                    else tuple(dict.fromkeys(n for n in (part.subject or model, part.versus) if n))
+                )
+                yield PartRead(claim, model, part, why, names)
+
+
+def reports_read(settings: Settings, seed: int) -> list[Request]:
+    """Every (seed, model, report kind, checkpoint) that :func:`seed_estimates` reads for ``seed``."""
+    wanted = {
+        (seed, name, read.part.report, read.part.checkpoint): None
+        for read in part_reads(seed_store(settings, seed))
+        if read.part is not None
+        for name in read.names
+    }
+    return list(wanted)
+
+
 def seed_estimates(settings: Settings, seed: int) -> dict[str, Any]:
     """Per claim and part, the statistic of every model the part reads, trained with ``seed`` (one worker's job)."""
-    store = ModelStore(dataclasses.replace(settings, train_seed=seed, progress=False))
+    store = seed_store(settings, seed)
     profile = store.profile
-    claims: dict[str, Any] = {}
-    for claim in list_claims():
-        entry: dict[str, Any] = {"evaluated_on": [], "not_applicable": {}, "parts": {}}
-        for model in profile.references:
-            tested = store.get(model)
-            reason = claim.skip_reason(tested.anatomy, model, profile.recipes)
-            if reason is not None:
-                entry["not_applicable"][model] = reason
-                continue
+    claims: dict[str, Any] = {c.id: {"evaluated_on": [], "not_applicable": {}, "parts": {}} for c in list_claims()}
+    for claim, model, part, why, names in part_reads(store):
+        entry = claims[claim.id]
+        if part is None:
+            entry["not_applicable"][model] = why
+            continue
+        if model not in entry["evaluated_on"]:
             entry["evaluated_on"].append(model)
-            for part in claim.parts:
-                record = entry["parts"].setdefault(part.name, {"not_applicable": {}, "values": {}, "unreadable": {}})
-                if (why := part.applies(tested.anatomy)) is not None:
-                    record["not_applicable"][model] = why  # the part does not apply to this model under test
-                    continue
-                for name in dict.fromkeys(n for n in (part.subject or model, part.versus) if n):
-                    if name in record["values"] or name in record["unreadable"]:
-                        continue
-                    try:
-                        report = store.report(name, part.report, part.checkpoint)
-                        record["values"][name] = _value(point_value(part, report))
-                    except NotApplicable as exc:  # the statistic finds nothing to read in this model's report
-                        record["unreadable"][name] = str(exc)
-        claims[claim.id] = entry
+        record = entry["parts"].setdefault(part.name, {"not_applicable": {}, "values": {}, "unreadable": {}})
+        if why is not None:
+            record["not_applicable"][model] = why  # the part does not apply to this model under test
+            continue
+        for name in names:
+            if name in record["values"] or name in record["unreadable"]:
+                continue
+            try:
+                report = store.report(name, part.report, part.checkpoint)
+                record["values"][name] = _value(point_value(part, report))
+            except NotApplicable as exc:  # the statistic finds nothing to read in this model's report
+                record["unreadable"][name] = str(exc)
     recipes = {}
     for name in profile.references + profile.variants:
         needed = sorted(store.checkpoints_needed.get(name, {"final"}))

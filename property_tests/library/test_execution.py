@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import textwrap
 import time
 from pathlib import Path
 
@@ -25,40 +24,7 @@ from model_props.training.parallel import train_until
 from model_props.training.profiles import RecipeSource
 from model_props.training.recipes import Recipe
 
-TINY = textwrap.dedent("""
-    [defaults]
-    dataset = "deadleaves"
-    batch_size = 32
-    steps = 12
-    warmup_steps = 4
-    lr = 2e-3
-    augment = ["crop", "flip"]
-
-    [recipes.vit]
-    model = "vit"
-    arch = { patch_size = 8, embed_dim = 16, depth = 2, num_heads = 2, mlp_ratio = 2.0, global_pool = "token" }
-
-    [recipes.resnet]
-    model = "resnet"
-    arch = { layers = [1, 1, 1, 1], channels = [8, 16, 32, 64], block = "basic" }
-
-    [recipes.custom]
-    model = ""
-
-    [measurement]
-    n_images = 64
-    batch_size = 32
-    n_boot = 50
-    hessian_batches = 1
-    hessian_batch_size = 8
-    fit_images = 64
-    noise_images = 32
-    corruption_images = 32
-    attack_images = 16
-    attack_epsilons_255 = [1]
-    pgd_steps = 2
-    lesion_images = 32
-""")
+TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile of test_study.py
 
 
 def _cache_with_data(model_store, path: Path) -> Path:

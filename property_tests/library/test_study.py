@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,40 +16,7 @@ from model_props.session.settings import Settings
 from model_props.session.study import run_study
 from model_props.training.profiles import RecipeSource, load_profile
 
-TINY = textwrap.dedent("""
-    [defaults]
-    dataset = "deadleaves"
-    batch_size = 32
-    steps = 16
-    warmup_steps = 4
-    lr = 2e-3
-    augment = ["crop", "flip"]
-
-    [recipes.vit]
-    model = "vit"
-    arch = { patch_size = 8, embed_dim = 16, depth = 2, num_heads = 2, mlp_ratio = 2.0, global_pool = "token" }
-
-    [recipes.resnet]
-    model = "resnet"
-    arch = { layers = [1, 1, 1, 1], channels = [8, 16, 32, 64], block = "basic" }
-
-    [recipes.custom]
-    model = ""
-
-    [measurement]
-    n_images = 64
-    batch_size = 32
-    n_boot = 200
-    hessian_batches = 2
-    hessian_batch_size = 8
-    fit_images = 64
-    noise_images = 64
-    corruption_images = 32
-    attack_images = 16
-    attack_epsilons_255 = [1]
-    pgd_steps = 2
-    lesion_images = 32
-""")
+TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile test_execution.py runs too
 
 
 @pytest.fixture(scope="module")
