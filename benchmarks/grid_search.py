@@ -110,8 +110,8 @@ def select(rows: list[dict]) -> dict[str, dict]:
 
 
 def _held(cache: Path, profile: str) -> list[dict]:
-    """The recipes (as their sidecars record them) that ``cache`` holds trained under the current training code."""
-    metas = [json.loads(p.read_text()) for p in sorted((cache / "models" / profile).glob("*.json"))]
+    """The recipes (as their manifests record them) that ``cache`` holds trained under the current training code."""
+    metas = [json.loads(p.read_text()) for p in sorted((cache / "models" / profile).glob("*/manifest.json"))]
     return [m["recipe"] for m in metas if m.get("code_hash") == code_hash() and "recipe" in m]
 
 

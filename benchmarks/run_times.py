@@ -151,12 +151,13 @@ def new_checkpoint(cache: Path) -> dict:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from model_props.training.checkpoints import entry_paths, get_trained
+    from model_props.training.checkpoints import get_trained
     from model_props.training.profiles import load_profile
 
     vit = load_profile("smoke").recipes["vit"]
-    get_trained(vit, cache_dir=cache, progress=False)  # the references are warm: this loads
-    state = load_file(str(entry_paths(vit, cache)[0]["final"]))
+    reference = get_trained(vit, cache_dir=cache, progress=False)  # the references are warm: this loads
+    assert reference.path is not None
+    state = load_file(str(reference.path))
     gen = torch.Generator().manual_seed(int(time.time()))
     state = {
         k: v + 1e-4 * torch.randn(v.shape, generator=gen) if v.is_floating_point() else v for k, v in state.items()

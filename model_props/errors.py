@@ -19,11 +19,13 @@ __all__ = [
     "AnatomyError",
     "RecipeError",
     "CacheError",
+    "ExecutorError",
     "ConfigError",
     "MeasurementError",
     "NotApplicable",
     "StudyError",
 ]
+__not_in_cache_keys__ = "exception classes and their messages; computes no cached value"
 
 
 class ModelPropsError(Exception):
@@ -81,6 +83,11 @@ class StudyError(ModelPropsError):
 
 class NotApplicable(MeasurementError):
     """A statistic finds nothing to read in a model's measurement (no such unit, band, eps): the part is skipped."""
+
+
+class ExecutorError(ModelPropsError):
+    """A cluster cannot run the tasks: its scheduler is unreachable, a worker cannot write the cache, or a
+    worker runs another model-props source."""
 
 
 def choices(values: Iterable[str]) -> str:

@@ -1,6 +1,6 @@
 """Where a number comes from: package versions and a description of the machine (issue: provenance).
 
-Every cache sidecar and ``summary.json`` records :func:`provenance`, so that a number can be traced and a
+Every cache entry's manifest and ``summary.json`` records :func:`provenance`, so that a number can be traced and a
 gate's baseline checked for comparability (same package, torch, timm and numpy versions).
 """
 
@@ -13,6 +13,7 @@ from importlib import metadata
 from typing import Any
 
 __all__ = ["versions", "machine", "provenance", "checkpoint_versions", "VERSIONED"]
+__not_in_cache_keys__ = "describes versions and the machine; computes no cached value"
 
 VERSIONED = ("model-props", "torch", "timm", "numpy")
 

@@ -20,3 +20,4 @@ __all__ = [
     "import_closure",
     "source_hash",
 ]
+__not_in_cache_keys__ = "re-exports the cache's storage; computes no cached value"

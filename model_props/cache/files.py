@@ -18,7 +18,8 @@ from filelock import FileLock
 
 from ..errors import CacheError
 
-__all__ = ["default_cache_dir", "atomic_write", "entry_lock", "sha256_file"]
+__all__ = ["default_cache_dir", "atomic_write", "entry_lock", "make_shared", "sha256_file"]
+__not_in_cache_keys__ = "writes, locks and hashes files; computes no cached value"
 
 LOCK_TIMEOUT_S = 3600.0  # a cold training run of one model holds its lock for minutes, never an hour
 
@@ -46,17 +47,19 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         write(tmp)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a cache is shared like any other file
+        make_shared(tmp)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
+def make_shared(path: Path, *, directory: bool = False) -> None:
+    """Give ``path`` the mode a new file (``0o666``) or folder (``0o777``) gets under the umask: temporary
+    files and folders are created private, and a cache is shared like any other file."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    os.chmod(path, (0o777 if directory else 0o666) & ~mask)
 
 
 @contextmanager

@@ -8,6 +8,13 @@ importing ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``, so thos
 Imports under ``if TYPE_CHECKING:`` never run and are left out. The hash covers the files' paths and bytes
 in sorted order plus the installed versions of torch, timm and numpy.
 
+A module that computes no cached value (it moves or verifies bytes, words or versions: the entry protocol,
+file locks, error messages, provenance) says so with a module-level ``__not_in_cache_keys__ = "<why>"``; a
+cache key's closure leaves it out and does not follow its imports, so changing how entries are stored or how
+errors read invalidates no cache and no committed seed study. Leaving a module out can only stop a change to it
+from invalidating; a test checks that such a module imports only others of its kind, so no computing code hides
+behind one. The executor's check that workers run the same source hashes every module (``whole=True``).
+
 The walk is static (:mod:`ast`), so hashing imports nothing, and an entry module may sit in a layer above
 the code that calls the hash (the measurement cache names the mutants' module without importing it).
 """
@@ -20,10 +27,21 @@ import hashlib
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["PACKAGE", "ROOT", "HASHED_VERSIONS", "import_closure", "source_hash"]
+__all__ = [
+    "PACKAGE",
+    "ROOT",
+    "HASHED_VERSIONS",
+    "NOT_IN_CACHE_KEYS",
+    "import_closure",
+    "not_in_cache_keys",
+    "source_hash",
+]
+
+__not_in_cache_keys__ = "hashes sources; computes no cached value"
 
 PACKAGE = "model_props"
 HASHED_VERSIONS = ("torch", "timm", "numpy")  # libraries whose kernels and defaults shape a trained model
+NOT_IN_CACHE_KEYS = "__not_in_cache_keys__"  # the module-level name by which a module leaves cache keys
 
 
 ROOT = Path(__file__).resolve().parents[1]  # the package's folder
@@ -80,28 +98,45 @@ def _with_parents(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
+def not_in_cache_keys(tree: ast.Module) -> bool:
+    """Whether a module's AST assigns :data:`NOT_IN_CACHE_KEYS` a non-empty reason at module level."""
+    return any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == NOT_IN_CACHE_KEYS for t in node.targets)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and bool(node.value.value.strip())
+        for node in tree.body
+    )
+
+
 @functools.cache
-def import_closure(*entries: str, root: Path = ROOT) -> tuple[str, ...]:
+def import_closure(*entries: str, root: Path = ROOT, whole: bool = False) -> tuple[str, ...]:
     """Every module of this package that importing ``entries`` may run, sorted by name (``root``: the package's
-    folder, another copy of it in tests)."""
-    seen: set[str] = set()
+    folder, another copy of it in tests), less the modules that leave cache keys and what only they import,
+    unless ``whole``."""
+    visited: set[str] = set()
+    kept: set[str] = set()
     todo = [m for e in entries for m in _with_parents(e)]
     missing = [e for e in entries if _file(e, root) is None]
     if missing:
         raise ValueError(f"no module {missing} in package {PACKAGE!r}")
     while todo:
         module = todo.pop()
-        if module in seen:
+        if module in visited:
             continue
+        visited.add(module)
         path = _file(module, root)
         if path is None:  # a name imported from a module (not a module), or a module of another package
             continue
-        seen.add(module)
         tree = ast.parse(path.read_bytes(), filename=str(path))
+        if not whole and not_in_cache_keys(tree):
+            continue
+        kept.add(module)
         for name in _imports(tree, module, path.name == "__init__.py"):
             if name.split(".")[0] == PACKAGE:
-                todo.extend(m for m in _with_parents(name) if m not in seen)
-    return tuple(sorted(seen))
+                todo.extend(m for m in _with_parents(name) if m not in visited)
+    return tuple(sorted(kept))
 
 
 def _version(dist: str) -> str:
@@ -112,10 +147,10 @@ def _version(dist: str) -> str:
 
 
 @functools.cache
-def source_hash(*entries: str, root: Path = ROOT) -> str:
+def source_hash(*entries: str, root: Path = ROOT, whole: bool = False) -> str:
     """16 hex digits of sha256 over the import closure of ``entries`` and the versions of :data:`HASHED_VERSIONS`."""
     h = hashlib.sha256("|".join(f"{d}={_version(d)}" for d in HASHED_VERSIONS).encode())
-    for module in import_closure(*entries, root=root):
+    for module in import_closure(*entries, root=root, whole=whole):
         path = _file(module, root)
         assert path is not None  # import_closure keeps modules with a file only
         h.update(path.relative_to(root).as_posix().encode() + b"\0")

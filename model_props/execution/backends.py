@@ -7,8 +7,8 @@ no scheduler the tasks run here, one after the other. With ``workers=N`` they ru
 scheduler file) on workers started elsewhere (``dask worker``, or Slurm jobs through ``dask-jobqueue``).
 Each task sets torch's thread count first (default: the cores divided among the workers), and a task on a
 GPU asks for the worker resource ``GPU=1``. A worker that dies mid-task is replaced and its task retried by
-Dask's scheduler; results land in the shared cache (:mod:`model_props.cache.entry`: a per-entry lock, files
-written atomically, the checksummed sidecar last), where a killed writer leaves nothing loadable.
+Dask's scheduler; results land in the shared cache (:mod:`model_props.cache.entry`: each entry built in a hidden
+folder and published by one atomic rename), where a killed writer leaves nothing loadable.
 
 Before any task runs, every worker must run the same model-props source as this process (the source hash of
 the task's module, :func:`~model_props.cache.source_hash`) and be able to write the cache folder; each task
@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from ..cache import source_hash
 from ..cache.source import PACKAGE, ROOT
-from ..errors import ModelPropsError
+from ..errors import ExecutorError
 
 __all__ = ["Executor", "ExecutorError", "executor", "task_module"]
 
@@ -37,12 +37,6 @@ T = TypeVar("T")
 Threads = int | dict[str, int] | None  # torch threads per task, or per worker address; None: leave torch's
 Item = TypeVar("Item")
 CONNECT_TIMEOUT_S = 10
-
-
-class ExecutorError(ModelPropsError):
-    """A cluster cannot run the tasks: its scheduler is unreachable, a worker cannot write the cache, or a
-    worker runs another model-props source. (Declared here, not in :mod:`model_props.errors`: that module is
-    in the import closure, and so the source hash, of every cache entry and of the committed seed study.)"""
 
 
 def task_module(fn: Callable[..., Any]) -> str:
@@ -55,9 +49,9 @@ def task_module(fn: Callable[..., Any]) -> str:
 def _identity(module: str) -> str:
     """The source hash of a task module's import closure; of the whole package for a task defined outside it."""
     if module.split(".")[0] == PACKAGE:
-        return source_hash(module)
+        return source_hash(module, whole=True)
     modules = (p.relative_to(ROOT.parent).with_suffix("").as_posix().replace("/", ".") for p in ROOT.rglob("*.py"))
-    return source_hash(*sorted(m.removesuffix(".__init__") for m in modules))
+    return source_hash(*sorted(m.removesuffix(".__init__") for m in modules), whole=True)
 
 
 def _worker_identity(module: str) -> str:

@@ -16,7 +16,7 @@ __all__ = ["report_entry", "save_report", "load_report"]
 
 
 def report_entry(cache_dir: Path, kind: str, key: str) -> CacheEntry:
-    return CacheEntry(cache_dir / "measurements" / kind, key, {"report": ".npz"})
+    return CacheEntry(cache_dir / "measurements" / kind, key, {"report": "report.npz"})
 
 
 def save_report(report: Any) -> Callable[[Path], None]:

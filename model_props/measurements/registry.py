@@ -15,8 +15,8 @@ attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM 
 lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 ==========  ==========================================  ================================================
 
-A cache entry is ``<cache>/measurements/<kind>/<key>.npz`` plus its sidecar, written and verified through
-the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
+A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
+and verified through the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
 checkpoint's sha256, plus the mutation of a mutant), the dataset, the kind's settings, the seed, the device
 type, the training loss (for the Hessian), and the source hash of the code the report was computed by: the
 import closure of the kind's module, of the anatomy's mapping for the kinds that read units, and of the
@@ -225,5 +225,5 @@ def measure(
             "seconds": round(time.perf_counter() - start, 2),
             "code": code_hash(kind, inp.is_mutant),
         }
-        entry.write({"report": save_report(report)}, meta)
+        entry.write({"report": save_report(report)}, meta, device=device)
         return report

@@ -1,11 +1,13 @@
 """The model cache: recipes -> trained weights, served from a cache keyed by the recipe and the training code.
 
-An entry is ``<cache>/models/<profile>/<key>.json`` (the sidecar: recipe, source hash, provenance, and per
-checkpoint its step and metrics) with one ``<key>.<checkpoint>.safetensors`` per checkpoint, written through
-the shared entry protocol (:class:`~model_props.cache.CacheEntry`): under a per-entry lock, weights first and
-sidecar last, every file verified by sha256 when read, so parallel workers train a model once and a reader
-never loads a partial or corrupt file. The key hashes every recipe field but the description, and the
-source of the training code (:func:`code_hash`: the import closure of the training loop).
+A run trained up to checkpoint ``c`` is the entry ``<cache>/models/<profile>/<key>.<c>/``: one
+``<checkpoint>.safetensors`` per checkpoint it reached and a manifest (recipe, source hash, provenance, the
+producing host and device, per checkpoint its step and metrics), published through the shared entry protocol
+(:class:`~model_props.cache.CacheEntry`): built aside and renamed into place, every file verified by sha256
+when read, so workers on one machine or many train a model once and a reader never loads a partial or mixed
+entry. A ``warmup`` checkpoint is read from the run that went on to ``final`` when there is one, so a model's
+two checkpoints come from one run. The key hashes every recipe field but the description, and the source of
+the training code (:func:`code_hash`: the import closure of the training loop).
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ from typing import Any
 
 import torch
 
-from ..cache import CacheEntry, source_hash
+from ..cache import CacheEntry, entry_lock, source_hash
 from ..data import ImageDataset, load_dataset
-from ..errors import RecipeError, choices
+from ..errors import CacheError, RecipeError, choices
 from ..provenance import provenance, versions
 from ..zoo import Classifier, build_model
 from .loop import CHECKPOINTS, Checkpoint, Run, train
 from .recipes import Recipe
 
-__all__ = ["TrainedModel", "get_trained", "code_hash", "TRAINING_CODE", "model_entry", "entry_paths", "is_cached"]
+__all__ = ["TrainedModel", "get_trained", "code_hash", "TRAINING_CODE", "model_entry", "is_cached"]
 
 TRAINING_CODE = "model_props.training.checkpoints"  # writes the entries; its import closure holds the training loop
 
@@ -47,28 +49,40 @@ def code_hash() -> str:
     return source_hash(TRAINING_CODE)
 
 
-def model_entry(recipe: Recipe, cache_dir: Path) -> CacheEntry:
-    """The recipe's cache entry: one safetensors file per checkpoint and a sidecar."""
-    return CacheEntry(
-        cache_dir / "models" / recipe.profile, recipe.key(code_hash()), {c: f".{c}.safetensors" for c in CHECKPOINTS}
-    )
+def model_entry(recipe: Recipe, cache_dir: Path, upto: Checkpoint = "final") -> CacheEntry:
+    """The cache entry of the recipe's run trained up to ``upto``: one safetensors file per checkpoint it reached."""
+    reached = CHECKPOINTS[: CHECKPOINTS.index(upto) + 1]
+    folder = cache_dir / "models" / recipe.profile
+    return CacheEntry(folder, f"{recipe.key(code_hash())}.{upto}", {c: f"{c}.safetensors" for c in reached})
 
 
-def entry_paths(recipe: Recipe, cache_dir: Path) -> tuple[dict[str, Path], Path]:
-    """({checkpoint: weights file}, sidecar) of the recipe's cache entry."""
-    entry = model_entry(recipe, cache_dir)
-    return entry.paths, entry.sidecar
+def _entries(recipe: Recipe, cache_dir: Path, checkpoint: Checkpoint) -> list[CacheEntry]:
+    """The entries that hold ``checkpoint``, the longest run first."""
+    held: tuple[Checkpoint, ...] = CHECKPOINTS[CHECKPOINTS.index(checkpoint) :]
+    return [model_entry(recipe, cache_dir, upto) for upto in reversed(held)]
+
+
+def _cached(recipe: Recipe, cache_dir: Path, checkpoint: Checkpoint) -> tuple[CacheEntry, dict[str, Any]] | None:
+    for entry in _entries(recipe, cache_dir, checkpoint):
+        if (meta := entry.read(checkpoint)) is not None:
+            return entry, meta
+    return None
 
 
 def _provenance(meta: dict[str, Any], entry: CacheEntry) -> dict[str, Any]:
     """Where a cached model came from: its recipe key (recipe + code hash), versions and machine."""
-    return {"recipe_key": entry.key, "code_hash": meta["code_hash"], **meta["provenance"]}
+    return {
+        "recipe_key": entry.name.rsplit(".", 1)[0],
+        "code_hash": meta["code_hash"],
+        **meta["provenance"],
+        "produced_by": meta["produced_by"],
+    }
 
 
 def _write(recipe: Recipe, run: Run, entry: CacheEntry, device: str) -> dict[str, Any]:
     from safetensors.torch import save_file
 
-    header = {"recipe": recipe.name, "recipe_key": entry.key, "versions": versions()}
+    header = {"recipe": recipe.name, "recipe_key": entry.name.rsplit(".", 1)[0], "versions": versions()}
 
     def writer(name: str, state: dict[str, torch.Tensor]):
         # one metadata key holding sorted JSON: safetensors writes a metadata map in no fixed order
@@ -85,11 +99,11 @@ def _write(recipe: Recipe, run: Run, entry: CacheEntry, device: str) -> dict[str
         "parameters": sum(p.numel() for p in run.model.parameters()),
         "checkpoints": {name: {"metrics": run.metrics[name]} for name in run.states},
     }
-    return entry.write({name: writer(name, state) for name, state in run.states.items()}, meta)
+    return entry.write({name: writer(name, state) for name, state in run.states.items()}, meta, device=device)
 
 
 def is_cached(recipe: Recipe, cache_dir: Path, checkpoint: Checkpoint = "final") -> bool:
-    return model_entry(recipe, cache_dir).read(checkpoint) is not None
+    return _cached(recipe, cache_dir, checkpoint) is not None
 
 
 def get_trained(
@@ -111,24 +125,16 @@ def get_trained(
         data = load_dataset(recipe.dataset, cache_dir=cache_dir, data_root=data_root, seed=0)
     elif data.name != recipe.dataset:  # the cache key names the recipe's dataset: never file other data under it
         raise RecipeError(f"recipe {recipe.name!r} trains on dataset={recipe.dataset!r}, got data {data.name!r}")
-    entry = model_entry(recipe, cache_dir)
-    with entry.locked():
-        meta = entry.read(checkpoint)
-        if meta is None:
+    run: Run | None = None
+    with entry_lock(cache_dir / "models" / recipe.profile / recipe.key(code_hash())):
+        found = _cached(recipe, cache_dir, checkpoint)
+        if found is None:
             run = train(recipe, data, device=device, progress=progress, until=checkpoint)
-            meta = _write(recipe, run, entry, device)
-            if checkpoint == "warmup":  # the run stopped there: the model is at the warm-up state
-                run.model.net.load_state_dict(run.states["warmup"])
-            return TrainedModel(
-                recipe,
-                checkpoint,
-                run.model.eval(),
-                meta["checkpoints"][checkpoint]["metrics"],
-                entry.path(checkpoint),
-                entry.sha256(meta, checkpoint),
-                False,
-                _provenance(meta, entry),
-            )
+            _write(recipe, run, model_entry(recipe, cache_dir, checkpoint), device)
+            found = _cached(recipe, cache_dir, checkpoint)  # the published entry (another worker's if it won)
+            if found is None:
+                raise CacheError(f"the entry of recipe {recipe.name!r} was published but does not verify")
+    entry, meta = found
     torch.manual_seed(recipe.seed)
     model = build_model(
         recipe.model,
@@ -147,6 +153,6 @@ def get_trained(
         meta["checkpoints"][checkpoint]["metrics"],
         entry.path(checkpoint),
         entry.sha256(meta, checkpoint),
-        True,
+        run is None,
         _provenance(meta, entry),
     )

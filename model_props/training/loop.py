@@ -36,8 +36,8 @@ __all__ = [
     "build_for",
 ]
 
-CHECKPOINTS = ("warmup", "final")
 Checkpoint = Literal["warmup", "final"]
+CHECKPOINTS: tuple[Checkpoint, ...] = ("warmup", "final")
 
 
 @torch.no_grad()

@@ -34,15 +34,15 @@ def _cache_with_data(model_store, path: Path) -> Path:
 
 
 def _entries(cache: Path) -> dict[str, dict]:
-    """Every cache entry by its sidecar's path: the sha256 of its files (models) or its arrays (reports)."""
+    """Every cache entry by its folder: the sha256 of its files (models) or its arrays (reports)."""
     found = {}
-    for sidecar in sorted(cache.glob("*/*/*.json")):
-        meta = json.loads(sidecar.read_text())
-        if sidecar.parts[-3] == "models":
-            found[str(sidecar.relative_to(cache))] = {r: f["sha256"] for r, f in meta["files"].items()}
+    for manifest in sorted(cache.glob("*/*/*/manifest.json")):
+        meta, entry = json.loads(manifest.read_text()), manifest.parent
+        if entry.parts[-3] == "models":
+            found[str(entry.relative_to(cache))] = {r: f["sha256"] for r, f in meta["files"].items()}
         else:
-            with np.load(sidecar.with_suffix(".npz"), allow_pickle=False) as npz:
-                found[str(sidecar.relative_to(cache))] = {k: npz[k] for k in npz.files}
+            with np.load(entry / meta["files"]["report"]["file"], allow_pickle=False) as npz:
+                found[str(entry.relative_to(cache))] = {k: npz[k] for k in npz.files}
     return found
 
 

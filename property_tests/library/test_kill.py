@@ -83,7 +83,7 @@ def test_killed_while_training_leaves_nothing_loadable(tmp_path, dataset):
     import dataclasses
 
     from model_props.data import class_balanced_subset, load_dataset
-    from model_props.training.checkpoints import entry_paths, get_trained
+    from model_props.training.checkpoints import get_trained
     from model_props.training.recipes import Recipe
 
     run_and_kill(TRAIN, tmp_path, settle=2.0)  # well into the training loop (started is written before it)
@@ -96,8 +96,8 @@ def test_killed_while_training_leaves_nothing_loadable(tmp_path, dataset):
         batch_size=16,
         arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]},
     )
-    files, sidecar = entry_paths(recipe, tmp_path)
-    assert not sidecar.exists() and not any(f.exists() for f in files.values()), "a killed run left an entry"
+    published = [p for p in (tmp_path / "models").rglob("*") if not p.name.startswith(".") and p.is_dir()]
+    assert published == [tmp_path / "models" / "test"], f"a killed run left an entry: {published}"
     short = dataclasses.replace(recipe, steps=10)  # what a later run asks for: trains, no stale file in the way
     data = load_dataset("deadleaves", cache_dir=tmp_path)
     data = dataclasses.replace(
@@ -119,8 +119,8 @@ def test_killed_while_writing_a_measurement_leaves_nothing_loadable(tmp_path, da
     from model_props.zoo import build_model
 
     run_and_kill(WRITE, tmp_path, settle=0.2)  # the write is already stalled when started is written
-    leftovers = list((tmp_path / "measurements").rglob("*"))
-    assert not [p for p in leftovers if p.suffix in (".npz", ".json")], f"a killed write left an entry: {leftovers}"
+    published = list((tmp_path / "measurements").glob("*/[!.]*"))
+    assert not [p for p in published if not p.name.endswith(".lock")], f"a killed write left an entry: {published}"
     data = load_dataset("deadleaves", cache_dir=tmp_path)
     model = build_model(
         "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
@@ -152,4 +152,4 @@ def test_killed_while_writing_a_measurement_leaves_nothing_loadable(tmp_path, da
         measurements.REPORT_KINDS["fit"] = original
     assert calls == [1], "measured again once after the kill, then read from the cache"
     assert (report.test_correct == again.test_correct).all()
-    assert not list((tmp_path / "measurements").rglob("*.tmp")), "the stale temporary file of the killed write is gone"
+    assert not list((tmp_path / "measurements").rglob(".*.tmp")), "the killed writer's temporary entry is gone"

@@ -60,7 +60,7 @@ def test_a_warm_read_recomputes_nothing_and_returns_the_same_numbers(tmp_path, i
     assert calls == {kind: 1}
     a, b = first.to_arrays(), second.to_arrays()
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
-    assert not list(tmp_path.rglob("*.tmp")), "temporary files left behind"
+    assert not list(tmp_path.rglob(".*.tmp")), "temporary files left behind"
 
 
 def test_damaged_entries_are_measured_again_and_remeasure_ignores_the_cache(tmp_path, inp, calls):
@@ -70,7 +70,7 @@ def test_damaged_entries_are_measured_again_and_remeasure_ignores_the_cache(tmp_
     npz.write_bytes(good[: len(good) // 2])
     measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
     assert calls["fit"] == 2 and npz.read_bytes() == good
-    npz.with_suffix(".json").write_text("{ not json")
+    (npz.parent / "manifest.json").write_text("{ not json")
     measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
     assert calls["fit"] == 3
     measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path, remeasure=True)

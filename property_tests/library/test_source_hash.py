@@ -1,10 +1,12 @@
 """Cache keys cover everything a cached thing was computed from: the source hash follows the import closure
 (module-level and function-level imports, relative and absolute, package ``__init__`` files), so a change to
-any module the anatomy imports invalidates the unit reports, while a change to the report writer invalidates
-neither the model cache nor the measurement cache. The hand-kept file list it replaced fails the same check."""
+any module the anatomy imports invalidates the unit reports, while a change to the report writer, the entry
+protocol, the error messages or the provenance invalidates neither the model cache nor the measurement cache.
+The hand-kept file list it replaced fails the same check."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import shutil
 import textwrap
@@ -13,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from model_props.cache.source import ROOT, import_closure, source_hash
+from model_props.cache.source import ROOT, import_closure, not_in_cache_keys, source_hash
 from model_props.measurements.registry import ANATOMY_CODE, REPORT_KINDS, code_modules
 from model_props.training.checkpoints import TRAINING_CODE
 
 REPORT_WRITER = "reporting/summary.py"
+STORAGE = ["cache/__init__.py", "cache/entry.py", "cache/files.py", "errors.py", "provenance.py"]
 # The measurement code list the cache keyed by before (translated to the subpackage layout): it missed the
 # tracer and the evidence it records, which decide which units a model has.
 OLD_MEASUREMENT_FILES = (
@@ -55,6 +58,16 @@ def _old_list_hash(root: Path) -> str:
         for f in sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]:
             h.update(f.read_bytes())
     return h.hexdigest()
+
+
+def _module(path: Path) -> str:
+    """The module name of a file of the package."""
+    name = path.relative_to(ROOT.parent).with_suffix("").as_posix().replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _file_of(module: str) -> Path:
+    return ROOT / _relative(module)
 
 
 def _relative(module: str) -> str:
@@ -96,9 +109,9 @@ def test_the_closure_holds_the_tracer_the_data_and_the_zoo():
         "model_props.zoo.vit",
         "model_props.measurements.units",
         "model_props.measurements.cache",
-        "model_props.errors",
     ):
         assert module in closure
+    assert not {"model_props.errors", "model_props.cache.entry", "model_props.provenance"} & set(closure)
     assert not [
         m for m in closure if m.startswith(("model_props.reporting", "model_props.plugin", "model_props.claims"))
     ]
@@ -115,15 +128,37 @@ def test_the_old_file_list_missed_the_tracer(package):
     assert "anatomy/tracer.py" in _not_invalidated(_old_list_hash, package, _anatomy_files())
 
 
-def test_a_change_to_the_report_writer_invalidates_no_cache(package):
-    def every_cache_key(root: Path) -> str:
-        keys = [source_hash(TRAINING_CODE, root=root)]
-        keys += [
-            source_hash(*code_modules(kind, mutant), root=root) for kind in REPORT_KINDS for mutant in (False, True)
-        ]
-        return "|".join(keys)
+def _every_cache_key(root: Path) -> str:
+    keys = [source_hash(TRAINING_CODE, root=root)]
+    keys += [source_hash(*code_modules(kind, mutant), root=root) for kind in REPORT_KINDS for mutant in (False, True)]
+    return "|".join(keys)
 
-    assert _not_invalidated(every_cache_key, package, [REPORT_WRITER]) == [REPORT_WRITER]
+
+def test_a_change_to_the_report_writer_invalidates_no_cache(package):
+    assert _not_invalidated(_every_cache_key, package, [REPORT_WRITER]) == [REPORT_WRITER]
+
+
+def test_a_change_to_how_entries_are_stored_or_errors_read_invalidates_no_cache(package):
+    """The modules that declare ``__not_in_cache_keys__`` change no key; the executor's whole-source hash sees them."""
+    assert _not_invalidated(_every_cache_key, package, STORAGE) == STORAGE
+
+    def whole(root: Path) -> str:
+        return source_hash(TRAINING_CODE, root=root, whole=True)
+
+    assert _not_invalidated(whole, package, STORAGE) == []
+
+
+def test_a_module_out_of_cache_keys_imports_only_modules_out_of_them():
+    """Leaving a module out also stops the walk at its imports: no computing module may hide behind one."""
+    out = {
+        module
+        for module in import_closure(*(_module(p) for p in sorted(ROOT.rglob("*.py"))), whole=True)
+        if not_in_cache_keys(ast.parse(_file_of(module).read_text()))
+    }
+    assert {_module(ROOT / f) for f in STORAGE} <= out
+    for module in out:
+        imported = set(import_closure(module, whole=True)) - {module, "model_props"}
+        assert imported <= out, f"{module} imports modules that compute cached values: {sorted(imported - out)}"
 
 
 def test_a_change_to_the_training_loop_invalidates_trained_models_not_reports_of_other_kinds(package):
@@ -155,3 +190,8 @@ def test_function_level_relative_and_type_checking_imports(tmp_path):
     )
     with pytest.raises(ValueError, match="no module"):
         import_closure("model_props.nowhere", root=root)
+    # b leaves cache keys: it is left out with c, which only b imports; the whole closure keeps both
+    (root / "b.py").write_text('__not_in_cache_keys__ = "formats words"\n' + (root / "b.py").read_text())
+    import_closure.cache_clear()
+    assert import_closure("model_props.sub.a", root=root) == ("model_props", "model_props.sub", "model_props.sub.a")
+    assert "model_props.c" in import_closure("model_props.sub.a", root=root, whole=True)

@@ -12,7 +12,7 @@ import torch
 
 from model_props.data import ImageDataset, class_balanced_subset
 from model_props.errors import RecipeError
-from model_props.training.checkpoints import entry_paths, get_trained
+from model_props.training.checkpoints import get_trained, model_entry
 from model_props.training.loop import train
 from model_props.training.profiles import RecipeSource, get_recipe, list_recipes, load_profile
 from model_props.training.recipes import Recipe
@@ -209,25 +209,26 @@ def test_second_request_is_served_from_the_cache(tmp_path, tiny_data, full_run):
     with torch.no_grad():
         assert torch.equal(first.model(x), second.model(x))
         assert torch.equal(second.model(x), full_run.model.eval()(x)), "the cache serves the weights it was given"
-    files, sidecar = entry_paths(TINY, tmp_path)
-    assert files["final"].is_file() and files["warmup"].is_file() and sidecar.is_file()
-    assert not list(sidecar.parent.glob("*.tmp")), "temporary files left behind"
+    entry = model_entry(TINY, tmp_path)
+    assert entry.path("final").is_file() and entry.path("warmup").is_file() and entry.manifest.is_file()
+    assert not list(entry.folder.glob(".*.tmp")), "temporary files left behind"
     warm = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False, checkpoint="warmup")
     assert warm.from_cache and warm.metrics["step"] == 8 and warm.sha256 != second.sha256
 
 
-def test_sidecar_records_provenance(cache_with_tiny, tiny_data):
+def test_manifest_records_provenance_and_producer(cache_with_tiny, tiny_data):
     import json
 
     tmp_path = cache_with_tiny
     trained = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
-    meta = json.loads(entry_paths(TINY, tmp_path)[1].read_text())
+    meta = json.loads(model_entry(TINY, tmp_path).manifest.read_text())
     assert set(meta["provenance"]["versions"]) == {"model-props", "torch", "timm", "numpy"}
     assert {"cpu", "cpu_count", "torch_threads", "platform"} <= set(meta["provenance"]["machine"])
     assert (
         meta["recipe"]["seed"] == TINY.seed and meta["code_hash"] and meta["recipe_fingerprint"] == TINY.fingerprint()
     )
-    assert trained.provenance["recipe_key"] == entry_paths(TINY, tmp_path)[1].stem
+    assert model_entry(TINY, tmp_path).name == trained.provenance["recipe_key"] + ".final"
+    assert meta["produced_by"]["host"] and meta["produced_by"]["device"] == "cpu"
 
 
 def test_data_of_another_dataset_is_refused(tmp_path, tiny_data):
@@ -239,31 +240,32 @@ def test_data_of_another_dataset_is_refused(tmp_path, tiny_data):
 
 def test_a_different_recipe_is_a_different_entry(tmp_path):
     other = dataclasses.replace(TINY, lr=TINY.lr / 2)
-    assert entry_paths(TINY, tmp_path)[1] != entry_paths(other, tmp_path)[1]
+    assert model_entry(TINY, tmp_path) != model_entry(other, tmp_path)
     described = dataclasses.replace(TINY, description="x")
-    assert entry_paths(TINY, tmp_path)[1] == entry_paths(described, tmp_path)[1]
+    assert model_entry(TINY, tmp_path) == model_entry(described, tmp_path)
     reseeded = dataclasses.replace(TINY, seed=1)
-    assert entry_paths(TINY, tmp_path)[1] != entry_paths(reseeded, tmp_path)[1]
+    assert model_entry(TINY, tmp_path) != model_entry(reseeded, tmp_path)
     assert TINY.fingerprint() == reseeded.fingerprint() != other.fingerprint()
 
 
-@pytest.mark.parametrize("damage", ["truncate weights", "garbage sidecar", "missing sidecar", "flip a byte"])
+@pytest.mark.parametrize("damage", ["truncate weights", "garbage manifest", "missing manifest", "flip a byte"])
 def test_damaged_entry_is_rebuilt_not_loaded(cache_with_tiny, tiny_data, damage):
     tmp_path = cache_with_tiny
-    files, sidecar = entry_paths(TINY, tmp_path)
-    weights = files["final"]
+    entry = model_entry(TINY, tmp_path)
+    weights = entry.path("final")
     good = weights.read_bytes()
     if damage == "truncate weights":
         weights.write_bytes(good[: len(good) // 2])
-    elif damage == "garbage sidecar":
-        sidecar.write_text("{ not json")
-    elif damage == "missing sidecar":  # the state a crash between the two writes leaves
-        sidecar.unlink()
+    elif damage == "garbage manifest":
+        entry.manifest.write_text("{ not json")
+    elif damage == "missing manifest":
+        entry.manifest.unlink()
     else:
         weights.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
     again = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
     assert again.from_cache is False
-    assert weights.read_bytes() == good  # deterministic retraining restores the same entry
+    assert weights.read_bytes() == good  # deterministic retraining restores the same entry, in the damaged one's place
+    assert not list(entry.folder.glob(".*.tmp")), "the damaged entry moved aside is gone"
     assert get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False).from_cache is True
 
 
