@@ -166,7 +166,7 @@ def new_checkpoint(cache: Path) -> dict:
         weights = Path(tmp) / "user-vit.safetensors"
         save_file(state, str(weights))
         (Path(tmp) / "project").mkdir()
-        before = set((cache / "measurements").rglob("*.json"))
+        before = set((cache / "measurements").rglob("manifest.json"))
         env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
         start = time.perf_counter()
         proc = subprocess.run(
@@ -176,8 +176,8 @@ def new_checkpoint(cache: Path) -> dict:
         )  # fmt: skip
         seconds = round(time.perf_counter() - start, 1)
     kinds: dict[str, float] = {}
-    for sidecar in set((cache / "measurements").rglob("*.json")) - before:
-        meta = json.loads(sidecar.read_text())
+    for manifest in set((cache / "measurements").rglob("manifest.json")) - before:
+        meta = json.loads(manifest.read_text())
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
