@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CacheError
-from .files import LOCK_TIMEOUT_S, entry_lock, make_shared, sha256_file
+from .files import LOCK_TIMEOUT_S, entry_lock, fsync, make_shared, sha256_file
 
-__all__ = ["CacheEntry", "MANIFEST", "producer"]
+__all__ = ["CacheEntry"]
 __not_in_cache_keys__ = "stores and verifies entries; computes no cached value"
 
 MANIFEST = "manifest.json"
@@ -40,7 +40,7 @@ FILES = "files"  # the manifest key of the {role: {"file": name, "sha256": hex}}
 PRODUCER = "produced_by"  # the manifest key of {host, pid, device}
 
 
-def producer(device: str) -> dict[str, Any]:
+def _producer(device: str) -> dict[str, Any]:
     """Who produces an entry: this host, this process and the torch device it computes on."""
     return {"host": socket.gethostname(), "pid": os.getpid(), "device": device}
 
@@ -72,7 +72,16 @@ class CacheEntry:
 
     def read(self, *roles: str) -> dict[str, Any] | None:
         """The manifest if it parses and each of ``roles`` has a file whose sha256 it records; else None."""
-        return _verified(self.directory, roles)
+        try:
+            meta = json.loads(self.manifest.read_text())
+            listed = meta[FILES]
+            for role in roles:
+                path = self.directory / listed[role]["file"]
+                if not path.is_file() or listed[role]["sha256"] != sha256_file(path):
+                    return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return meta if isinstance(meta, dict) else None
 
     def sha256(self, meta: Mapping[str, Any], role: str) -> str:
         return str(meta[FILES][role]["sha256"])
@@ -91,11 +100,11 @@ class CacheEntry:
             for role, write in writers.items():
                 path = tmp / self.files[role]
                 write(path)
-                _fsync(path)
+                fsync(path)
                 listed[role] = {"file": path.name, "sha256": sha256_file(path)}
-            full = {**meta, FILES: listed, PRODUCER: producer(device)}
+            full = {**meta, FILES: listed, PRODUCER: _producer(device)}
             (tmp / MANIFEST).write_text(json.dumps(full, indent=2, sort_keys=True))
-            _fsync(tmp / MANIFEST)
+            fsync(tmp / MANIFEST)
             for path in tmp.iterdir():
                 make_shared(path)
             make_shared(tmp, directory=True)
@@ -136,24 +145,6 @@ class CacheEntry:
                     shutil.rmtree(stale, ignore_errors=True)
             except (ValueError, OSError):
                 continue
-
-
-def _verified(directory: Path, roles: tuple[str, ...]) -> dict[str, Any] | None:
-    try:
-        meta = json.loads((directory / MANIFEST).read_text())
-        listed = meta[FILES]
-        for role in roles:
-            path = directory / listed[role]["file"]
-            if not path.is_file() or listed[role]["sha256"] != sha256_file(path):
-                return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
-def _fsync(path: Path) -> None:
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
 
 
 def _alive(pid: int) -> bool:

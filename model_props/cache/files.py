@@ -18,7 +18,7 @@ from filelock import FileLock
 
 from ..errors import CacheError
 
-__all__ = ["default_cache_dir", "atomic_write", "entry_lock", "make_shared", "sha256_file"]
+__all__ = ["default_cache_dir", "atomic_write", "entry_lock", "fsync", "make_shared", "sha256_file"]
 __not_in_cache_keys__ = "writes, locks and hashes files; computes no cached value"
 
 LOCK_TIMEOUT_S = 3600.0  # a cold training run of one model holds its lock for minutes, never an hour
@@ -45,13 +45,18 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        fsync(tmp)
         make_shared(tmp)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def fsync(path: Path) -> None:
+    """Flush a written file to the disk (before it is renamed into place)."""
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
 
 
 def make_shared(path: Path, *, directory: bool = False) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "NOT_IN_CACHE_KEYS",
     "import_closure",
     "not_in_cache_keys",
+    "package_modules",
     "source_hash",
 ]
 
@@ -57,6 +58,12 @@ def _file(module: str, root: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def package_modules(root: Path = ROOT) -> tuple[str, ...]:
+    """The name of every module of this package (a package by its ``__init__``), sorted."""
+    names = (p.relative_to(root.parent).with_suffix("").as_posix().replace("/", ".") for p in root.rglob("*.py"))
+    return tuple(sorted(n.removesuffix(".__init__") for n in names))
 
 
 def _is_type_checking(test: ast.expr) -> bool:

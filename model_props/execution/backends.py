@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..cache import source_hash
-from ..cache.source import PACKAGE, ROOT
+from ..cache.source import PACKAGE, package_modules
 from ..errors import ExecutorError
 
 __all__ = ["Executor", "ExecutorError", "executor", "task_module"]
@@ -50,8 +50,7 @@ def _identity(module: str) -> str:
     """The source hash of a task module's import closure; of the whole package for a task defined outside it."""
     if module.split(".")[0] == PACKAGE:
         return source_hash(module, whole=True)
-    modules = (p.relative_to(ROOT.parent).with_suffix("").as_posix().replace("/", ".") for p in ROOT.rglob("*.py"))
-    return source_hash(*sorted(m.removesuffix(".__init__") for m in modules), whole=True)
+    return source_hash(*package_modules(), whole=True)
 
 
 def _worker_identity(module: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from model_props.cache.source import ROOT, import_closure, not_in_cache_keys, source_hash
+from model_props.cache.source import ROOT, import_closure, not_in_cache_keys, package_modules, source_hash
 from model_props.measurements.registry import ANATOMY_CODE, REPORT_KINDS, code_modules
 from model_props.training.checkpoints import TRAINING_CODE
 
@@ -58,16 +58,6 @@ def _old_list_hash(root: Path) -> str:
         for f in sorted((root / name).rglob("*.py")) if (root / name).is_dir() else [root / name]:
             h.update(f.read_bytes())
     return h.hexdigest()
-
-
-def _module(path: Path) -> str:
-    """The module name of a file of the package."""
-    name = path.relative_to(ROOT.parent).with_suffix("").as_posix().replace("/", ".")
-    return name.removesuffix(".__init__")
-
-
-def _file_of(module: str) -> Path:
-    return ROOT / _relative(module)
 
 
 def _relative(module: str) -> str:
@@ -150,21 +140,12 @@ def test_a_change_to_how_entries_are_stored_or_errors_read_invalidates_no_cache(
 
 def test_a_module_out_of_cache_keys_imports_only_modules_out_of_them():
     """Leaving a module out also stops the walk at its imports: no computing module may hide behind one."""
-    out = {
-        module
-        for module in import_closure(*(_module(p) for p in sorted(ROOT.rglob("*.py"))), whole=True)
-        if not_in_cache_keys(ast.parse(_file_of(module).read_text()))
-    }
-    assert {_module(ROOT / f) for f in STORAGE} <= out
+    out = {m for m in package_modules() if not_in_cache_keys(ast.parse((ROOT / _relative(m)).read_text()))}
+    storage = {_relative(m) for m in out}
+    assert set(STORAGE) <= storage
     for module in out:
         imported = set(import_closure(module, whole=True)) - {module, "model_props"}
         assert imported <= out, f"{module} imports modules that compute cached values: {sorted(imported - out)}"
-
-
-def test_a_change_to_the_training_loop_invalidates_trained_models_not_reports_of_other_kinds(package):
-    assert _not_invalidated(lambda r: source_hash(TRAINING_CODE, root=r), package, ["training/loop.py"]) == []
-    lesion = ["measurements/lesion.py"]
-    assert _not_invalidated(lambda r: source_hash(*code_modules("fit"), root=r), package, lesion) == lesion
 
 
 def test_function_level_relative_and_type_checking_imports(tmp_path):
