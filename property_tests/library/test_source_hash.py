@@ -148,6 +148,12 @@ def test_a_module_out_of_cache_keys_imports_only_modules_out_of_them():
         assert imported <= out, f"{module} imports modules that compute cached values: {sorted(imported - out)}"
 
 
+def test_a_change_to_the_training_loop_invalidates_trained_models_not_reports_of_other_kinds(package):
+    assert _not_invalidated(lambda r: source_hash(TRAINING_CODE, root=r), package, ["training/loop.py"]) == []
+    lesion = ["measurements/lesion.py"]
+    assert _not_invalidated(lambda r: source_hash(*code_modules("fit"), root=r), package, lesion) == lesion
+
+
 def test_function_level_relative_and_type_checking_imports(tmp_path):
     root = tmp_path / "model_props"
     (root / "sub").mkdir(parents=True)
