@@ -5,9 +5,9 @@ line."""
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
-import shutil
 import signal
 import time
 from pathlib import Path
@@ -25,12 +25,6 @@ from model_props.training.profiles import RecipeSource
 from model_props.training.recipes import Recipe
 
 TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile of test_study.py
-
-
-def _cache_with_data(model_store, path: Path) -> Path:
-    """A fresh cache holding only the generated datasets of the session's cache (no models, no measurements)."""
-    shutil.copytree(model_store.settings.cache_dir / "data", path / "data")
-    return path
 
 
 def _entries(cache: Path) -> dict[str, dict]:
@@ -52,11 +46,16 @@ def cluster():
     task); the tests reach it by that address, as ``--scheduler`` reaches a user's cluster."""
     with executor(workers=2, threads=1) as runner:
         assert runner.workers == 2 and runner.threads == 1
+        # each worker imports what the tasks run (~6 s) now, while the first test trains in this process
+        workers = list(runner.client.scheduler_info()["workers"])
+        warming = [runner.client.submit(importlib.import_module, "model_props.session.tasks", pure=False,
+                                        workers=[w], allow_other_workers=False) for w in workers]  # fmt: skip
         yield runner.client.scheduler.address
+        del warming
 
 
 def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run_to_the_bit(
-    tmp_path, model_store, dataset, cluster
+    tmp_path, fresh_cache, cluster
 ):
     folder = tmp_path / "recipes"
     folder.mkdir()
@@ -64,7 +63,7 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
     requests = [(0, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
     results, caches = {}, {}
     for how, scheduler in (("inprocess", None), ("cluster", cluster)):
-        caches[how] = _cache_with_data(model_store, tmp_path / how)
+        caches[how] = fresh_cache(how)
         settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=caches[how], progress=False)
         recipes = list(settings.profile_data.recipes[n] for n in ("vit", "resnet"))
         train = functools.partial(train_until, caches[how], None, {"vit": "final", "resnet": "final"}, "cpu")
@@ -86,8 +85,8 @@ SLOW = Recipe(name="slow", profile="test", model="resnet", steps=150, warmup_ste
               arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})  # fmt: skip
 
 
-def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(tmp_path, model_store, dataset, cluster):
-    cache = _cache_with_data(model_store, tmp_path)
+def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(fresh_cache, cluster):
+    cache = fresh_cache("cache")
     recipes = [SLOW]
     task = functools.partial(train_until, cache, None, {"slow": "final"}, "cpu")
     killed = None
