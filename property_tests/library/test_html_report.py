@@ -14,46 +14,31 @@ from pathlib import Path
 
 import pytest
 
-from model_props.errors import ModelPropsError
-from model_props.reporting.html import INSTALL_HINT, find_allure
+from model_props.reporting.html import INSTALL_HINT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CLAIMS = "park2022.msa-lowpass"  # supported on vit in every seed of the smoke study, not applicable to resnet
+CLAIMS = "park2022.msa-lowpass"  # the shared run's suite tests (conftest.ALLURE_RUN_SUITE)
 
 
-def _missing(tmp_path: Path) -> str | None:
+def _missing(html: bool) -> str | None:
     if CHROMIUM is None:
         return "no Chromium: apt-get install -y chromium"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return 'no Playwright: pip install -e ".[test]" (it drives the system Chromium; no browser download)'
-    try:
-        find_allure(tmp_path / "reports")
-    except ModelPropsError:
+    if not html:
         return f"no Allure 3: {INSTALL_HINT}"
     return None
 
 
-def test_html_report_shows_claims_verdicts_models_and_figures(
-    pytester: pytest.Pytester, model_store, request, tmp_path
-):
-    if (reason := _missing(pytester.path)) is not None:
+def test_html_report_shows_claims_verdicts_models_and_figures(allure_run, request):
+    if (reason := _missing(allure_run.html)) is not None:
         pytest.skip(reason)
     from playwright.sync_api import expect, sync_playwright
 
-    result = pytester.runpytest_subprocess(
-        "--pyargs",
-        "model_props.suite",
-        "-k",
-        "msa-lowpass and (vit or resnet)",
-        f"--claims-cache={model_store.settings.cache_dir}",
-        "--claims-html",
-        "-p",
-        "no:cacheprovider",
-    )
-    index = pytester.path / "reports" / "allure-report" / "index.html"
-    assert index.is_file(), result.stdout.str()[-3000:]
+    index = allure_run.folder / "reports" / "allure-report" / "index.html"
+    assert index.is_file(), allure_run.stdout[-3000:]
     assert "googletagmanager" not in index.read_text(encoding="utf-8")
     results = json.loads((index.parent / "test-results.json").read_text())["byId"]
     by_name = {v["name"]: k for k, v in results.items()}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 import torch
@@ -71,13 +70,12 @@ def test_bad_device_is_a_usage_error(suite):
     )
 
 
-def test_nan_model_fails_in_one_line(pytester: pytest.Pytester, tmp_path, model_store, user_module, monkeypatch):
+def test_nan_model_fails_in_one_line(inprocess: pytest.Pytester, tmp_path, model_store, user_module):
+    pytester = inprocess
     pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")
     ckpt = tmp_path / "nan.pt"
     torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where user_module lives
-    # a subprocess: allure-pytest's process-global fixture hooks would see a nested in-process session's fixtures
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--model",
         f"{user_module}:nan",
         "--checkpoint",
@@ -104,37 +102,17 @@ def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path)
     assert "Traceback" not in result.stdout.str()
 
 
-def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytest.Pytester, model_store):
-    """An (untrained) ResNet through ``check_claim``: the Allure result carries paper, section, claim, model,
-    link, figure and numbers, and the session writes the summary files."""
-    pytester.makepyfile(
-        test_it=textwrap.dedent("""
-        from model_props.anatomy import anatomy
-        from model_props.claims import get_claim
-        from model_props.session.store import ModelUnderTest
-        from model_props.zoo import build_model
-
-        def test_resnet_claim(check_claim):
-            # timm initialises every block's last BN scale to zero: each conv unit is an identity, so its change
-            # of the high-frequency amplitude is exactly 0 on every image and the rule "> 0" is inconclusive.
-            # (The accuracy is recorded above twice chance so that the chance rule lets the part be measured.)
-            model = build_model("resnet", num_classes=10).eval()
-            tested = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.5}, None, None)
-            outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), tested)
-            (part,) = outcome.parts
-            assert outcome.verdict == "inconclusive" and outcome.scope == "checkpoint"
-            assert (part.estimate.value, part.estimate.low, part.estimate.high) == (0.0, 0.0, 0.0)
-    """)
-    )
-    results = pytester.path / "allure"
-    # a subprocess: the Allure listener keeps per-process state that a nested in-process run would clobber
-    result = pytester.runpytest_subprocess(f"--claims-cache={model_store.settings.cache_dir}", f"--alluredir={results}")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(
-        ["*model-props: claim verdicts*", "claim*untrained-resnet*", "park2022.conv-mlp-highpass *"]
-    )
-    (path,) = results.glob("*-result.json")
-    data = json.loads(path.read_text())
+def test_claim_test_writes_allure_labels_attachments_and_summary(allure_run):
+    """An (untrained) ResNet through ``check_claim`` (``conftest.UNTRAINED_RESNET_TEST``, in the shared Allure run):
+    the Allure result carries paper, section, claim, model, link, figure and numbers, and the session writes the
+    summary files."""
+    assert "test_untrained.py::test_resnet_claim PASSED" in allure_run.stdout or (
+        "test_untrained.py ." in allure_run.stdout
+    ), allure_run.stdout[-3000:]
+    assert "model-props: claim verdicts" in allure_run.stdout
+    results = [json.loads(p.read_text()) for p in allure_run.results.glob("*-result.json")]
+    (data,) = [r for r in results if r["name"].startswith("park2022.conv-mlp-highpass [untrained-resnet]")]
+    assert data["status"] == "passed", data.get("statusDetails")
     labels = {(d["name"], d["value"]) for d in data["labels"]}
     assert ("epic", "How Do Vision Transformers Work? (ICLR 2022)") in labels
     assert ("story", "park2022.conv-mlp-highpass") in labels
@@ -146,9 +124,11 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(pytester: pytes
     } in data["parameters"]
     assert data["links"][0]["url"] == "https://arxiv.org/abs/2202.06709"
     assert sorted(a["type"] for a in data["attachments"]) == ["application/json", "image/png"]
-    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    summary = json.loads((allure_run.folder / "reports" / "summary.json").read_text())
     assert summary["models"]["untrained-resnet"]["accuracy"] == 0.5
-    assert [r["claim"] for r in summary["results"]] == ["park2022.conv-mlp-highpass"]
+    assert [r["model"] for r in summary["results"] if r["claim"] == "park2022.conv-mlp-highpass"] == [
+        "untrained-resnet"
+    ]
 
 
 def test_plugin_registers_its_markers(inprocess):
