@@ -17,7 +17,7 @@ from ..data import ImageDataset, load_dataset
 from ..measurements.registry import MeasureInput, measure
 from ..measurements.spectrum import TrainingLoss
 from ..training.checkpoints import get_trained, is_cached
-from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, evaluate, training_split
+from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
 from ..training.profiles import Profile
 from ..training.recipes import Recipe
 from ..zoo import build_model, check_model, load_checkpoint, parse_spec
@@ -43,6 +43,7 @@ class ModelStore:
     _models: dict[tuple[str, str], ModelUnderTest] = field(default_factory=dict)
     _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
     _data: dict[str, ImageDataset] = field(default_factory=dict)
+    _stats: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
 
     @property
     def profile(self) -> Profile:
@@ -263,7 +264,7 @@ class ModelStore:
             parse_spec(spec)
         recipe = self.profile.recipes.get(spec)
         data = self.dataset(recipe.dataset if recipe else self.user_dataset())
-        mean, std = channel_stats(data.train)
+        mean, std = self.channel_stats(data.name)
         model = build_model(
             recipe.model if recipe else spec,
             num_classes=data.num_classes,
@@ -275,5 +276,13 @@ class ModelStore:
         load_checkpoint(model, path)
         check_model(model)
         model.to(self.settings.device).eval()
-        metrics = {f"test_{k}": v for k, v in evaluate(model, data.test, device=self.settings.device).items()}
-        return ModelUnderTest(label, model, anatomy(model), metrics, None, path, sha256_file(path), dataset=data.name)
+        tested = ModelUnderTest(label, model, anatomy(model), {}, None, path, sha256_file(path), dataset=data.name)
+        fit = self.report_for(tested, "fit")  # the test images the claims read; cached by the weights' sha256
+        tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
+        return tested
+
+    def channel_stats(self, dataset: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Per-channel mean and std of a dataset's training images (a loaded model's normalisation), once."""
+        if dataset not in self._stats:
+            self._stats[dataset] = channel_stats(self.dataset(dataset).train)
+        return self._stats[dataset]
