@@ -117,6 +117,15 @@ def not_in_cache_keys(tree: ast.Module) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _read(source: bytes, filename: str, module: str, is_package: bool) -> tuple[bool, frozenset[str]]:
+    """(whether the module leaves cache keys, the modules it imports) of a module's source: parsed once per content,
+    so that hashing closures that share most of their files (every report kind, copies edited by tests) parses
+    each file once."""
+    tree = ast.parse(source, filename=filename)
+    return not_in_cache_keys(tree), frozenset(_imports(tree, module, is_package))
+
+
 @functools.cache
 def import_closure(*entries: str, root: Path = ROOT, whole: bool = False) -> tuple[str, ...]:
     """Every module of this package that importing ``entries`` may run, sorted by name (``root``: the package's
@@ -136,11 +145,11 @@ def import_closure(*entries: str, root: Path = ROOT, whole: bool = False) -> tup
         path = _file(module, root)
         if path is None:  # a name imported from a module (not a module), or a module of another package
             continue
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-        if not whole and not_in_cache_keys(tree):
+        leaves, imports = _read(path.read_bytes(), str(path), module, path.name == "__init__.py")
+        if not whole and leaves:
             continue
         kept.add(module)
-        for name in _imports(tree, module, path.name == "__init__.py"):
+        for name in imports:
             if name.split(".")[0] == PACKAGE:
                 todo.extend(m for m in _with_parents(name) if m not in visited)
     return tuple(sorted(kept))
