@@ -5,7 +5,7 @@ model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
 model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS]
 model-props report [--results reports/allure-results] [--reports reports]
-model-props coverage [--img-size 32] [--out benchmarks/results]
+model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
 model-props claims
 """
 
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelPropsError
+from .errors import ConfigError, ModelPropsError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,10 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
     )
     c = sub.add_parser(
-        "coverage", help="map the smallest model of every timm architecture module and check each anatomy"
+        "coverage", help="map the smallest model of every timm or torchvision architecture module, check each anatomy"
     )
-    c.add_argument("--img-size", type=int, default=32)
-    c.add_argument("--modules", nargs="*", default=None, help="default: every timm architecture module")
+    c.add_argument("--library", choices=("timm", "torchvision"), default="timm")
+    c.add_argument("--img-size", type=int, default=None, help="default: 32 px for timm, 224 px for torchvision")
+    c.add_argument("--modules", nargs="*", default=None, help="default: every architecture module of the library")
     c.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     sub.add_parser("claims", help="print the claim catalogue (Markdown): id, paper section, statement, decision rules")
     r = sub.add_parser("report", help="generate the Allure HTML report (reports/allure-report/index.html) offline")
@@ -101,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "coverage":
             from .anatomy.coverage import coverage, write_coverage
+            from .anatomy.libraries import LIBRARIES
 
-            print(write_coverage(coverage(args.img_size, args.modules), args.img_size, args.out))
+            size = args.img_size or LIBRARIES[args.library].img_size
+            rows = coverage(size, args.modules, library=args.library)
+            print(write_coverage(rows, size, args.out, library=args.library))
             return 0
         settings = _settings(args)
         if args.command == "recipes":
@@ -131,16 +135,22 @@ def main(argv: list[str] | None = None) -> int:
 
             run_study(settings, seeds=args.seeds, out=args.out)
         else:
+            from .session.pretraining import pretrain
             from .session.store import ModelStore
             from .zoo import parse_spec
+            from .zoo.pretrained import parse_pretrained
 
             store = ModelStore(settings)
             for spec in args.models:
+                if parse_pretrained(spec) is not None:
+                    raise ConfigError(f"--model {spec!r} names pretrained weights, which are not trained here; test "
+                                      f"them with: pytest --pyargs model_props.suite --model '{spec}' "
+                                      "--claims-data-root=DIR")  # fmt: skip
                 if spec not in store.profile.recipes:
                     parse_spec(spec)
             start = time.perf_counter()
             names = store.profile.references + args.models
-            store.pretrain(names)  # several at once on the executor; the loop below then reads the cache
+            pretrain(store, names)  # several at once on the executor; the loop below then reads the cache
             print(
                 f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source"
             )

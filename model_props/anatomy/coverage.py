@@ -1,16 +1,16 @@
-"""How much of timm the anatomy maps, checked model by model against oracles that do not use the mapper.
+"""How much of timm and torchvision the anatomy maps, checked model by model against oracles that do not use the mapper.
 
 For a model, :func:`check_anatomy` maps it and checks the result:
 
 - **attention**: the attention operations of a forward pass, counted by a small counter of its own
-  (``scaled_dot_product_attention`` calls, and softmax outputs that feed a matrix product), equal the
-  number of ``msa`` units;
+  (``scaled_dot_product_attention`` and ``multi_head_attention_forward`` calls, and softmax outputs that feed a
+  matrix product), equal the number of ``msa`` units;
 - **residuals**: on every residual unit, the captured state equals skip + branch (or the recorded
   activation of it, for post-activation blocks), to float tolerance;
 - **stages**: the stage index changes exactly where the number of spatial positions of the state changes;
 - **depth**: runs from 0 to 1, strictly increasing over the non-head units.
 
-:func:`coverage` runs it on the smallest model of every timm architecture module at a given size and
+:func:`coverage` runs it on the smallest model of every architecture module of timm or torchvision at a given size and
 returns one row per module (``model-props coverage`` writes them as a table).
 """
 
@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["AnatomyCheck", "count_attention", "check_anatomy", "smallest_models", "coverage", "write_coverage"]
+__all__ = ["AnatomyCheck", "count_attention", "check_anatomy", "coverage", "write_coverage"]
 
 # what may lie between a softmax and the product with V: views, dropout, talking heads (a linear map or 1x1
 # conv across heads), elementwise mixing with other weights (ConViT's gating)
@@ -94,7 +94,7 @@ class _AttentionCounter(TorchFunctionMode):
         out = func(*args, **(kwargs or {}))
         name = getattr(func, "__name__", "")
         tensors = [t for a in args for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
-        if name == "scaled_dot_product_attention":
+        if name in ("scaled_dot_product_attention", "multi_head_attention_forward"):  # fused; nn.MultiheadAttention
             self.attending.add(self.calls[-1])
         elif name == "softmax" and isinstance(out, torch.Tensor):
             self.softmax.add(id(out))
@@ -190,47 +190,29 @@ def check_anatomy(model: torch.nn.Module, img_size: int = 32) -> AnatomyCheck:
     )
 
 
-def smallest_models(modules: list[str] | None = None) -> dict[str, str]:
-    """The smallest registered model of every timm architecture module (parameters counted on the meta
-    device), ``test_*`` models excluded where the module has another."""
-    import timm
-
-    chosen = {}
-    for module in modules or timm.list_modules():
-        names = timm.list_models(module=module)
-        real = [n for n in names if not n.startswith("test_")] or names
-        sizes = {}
-        for name in real:
-            try:
-                with torch.device("meta"):
-                    sizes[name] = sum(
-                        p.numel() for p in timm.create_model(name, pretrained=False, num_classes=10).parameters()
-                    )
-            except Exception:  # a model that cannot even be built is not a candidate
-                continue
-        if sizes:
-            chosen[module] = min(sizes, key=sizes.__getitem__)
-    return chosen
-
-
-def coverage(img_size: int = 32, modules: list[str] | None = None, progress=print) -> list[dict[str, Any]]:
-    """One row per timm architecture module: its smallest model built at ``img_size`` with 10 classes,
-    whether it builds and runs, whether it maps, the unit counts and traits, and the checks."""
+def coverage(
+    img_size: int = 32, modules: list[str] | None = None, progress=print, library: str = "timm"
+) -> list[dict[str, Any]]:
+    """One row per architecture module of ``library`` (timm, torchvision): its smallest model built at
+    ``img_size`` with 10 classes, whether it builds and runs, whether it maps, the unit counts and traits, and
+    the checks."""
     from ..errors import ModelPropsError
-    from ..zoo import build_model, check_model
+    from ..zoo import check_model
+    from .libraries import LIBRARIES
 
+    candidates = LIBRARIES[library]
     rows = []
-    for module, name in smallest_models(modules).items():
+    for module, name in candidates.smallest(modules).items():
         start = time.perf_counter()
         row: dict[str, Any] = {"module": module, "model": name, "builds": False}
         try:
-            model = build_model(f"timm:{name}", num_classes=10, img_size=img_size)
+            model = candidates.build(name, img_size)
             check_model(model)
             row["builds"] = True
             row.update(asdict(check_anatomy(model, img_size)))
         except ModelPropsError as exc:
             row["reason"] = str(exc).splitlines()[0]
-        except Exception as exc:  # a timm model that breaks in its own code: recorded, not fatal
+        except Exception as exc:  # a library model that breaks in its own code: recorded, not fatal
             row["reason"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         row["correct"] = bool(row.get("mapped")) and all(row.get("checks", {}).values())
         row["seconds"] = round(time.perf_counter() - start, 2)
@@ -239,8 +221,9 @@ def coverage(img_size: int = 32, modules: list[str] | None = None, progress=prin
     return rows
 
 
-def write_coverage(rows: list[dict[str, Any]], img_size: int, out: Any) -> str:
-    """Write ``anatomy-coverage.json`` and ``.md`` to ``out``; return the headline."""
+def write_coverage(rows: list[dict[str, Any]], img_size: int, out: Any, library: str = "timm") -> str:
+    """Write ``anatomy-coverage.json`` (timm) or ``anatomy-coverage-<library>.json`` to ``out``, and
+    ``anatomy-coverage.md`` with a section per library whose JSON is there; return the headline."""
     import json
     from pathlib import Path
 
@@ -255,23 +238,38 @@ def write_coverage(rows: list[dict[str, Any]], img_size: int, out: Any) -> str:
         f"correctly ({len(correct) / max(1, len(builds)):.0%}); {len(correct)} of {len(rows)} of all modules "
         f"({len(correct) / max(1, len(rows)):.0%})"
     )
-    (out / "anatomy-coverage.json").write_text(
-        json.dumps({"img_size": img_size, "headline": headline, "rows": rows, "provenance": provenance()}, indent=1)
-        + "\n"
-    )
+    record = {"library": library, "img_size": img_size, "headline": headline, "rows": rows, "provenance": provenance()}
+    (out / _json_name(library)).write_text(json.dumps(record, indent=1) + "\n")
     lines = [
-        f"# Anatomy coverage of timm at {img_size} px",
+        "# Anatomy coverage",
         "",
-        headline + ".",
+        "Regenerate: `model-props coverage --library timm` (at 32 px) and `--library torchvision` (at 224 px). "
+        "Checks (model_props/anatomy/coverage.py): attention operations counted independently = msa units; state = "
+        "(activation of) skip + branch on every residual unit; stages change exactly where the spatial size does; "
+        "depth 0 -> 1.",
+    ]
+    for name in ("timm", "torchvision"):
+        if (out / _json_name(name)).is_file():
+            lines += _section(json.loads((out / _json_name(name)).read_text()), name)
+    (out / "anatomy-coverage.md").write_text("\n".join(lines) + "\n")
+    return headline
+
+
+def _json_name(library: str) -> str:
+    return "anatomy-coverage.json" if library == "timm" else f"anatomy-coverage-{library}.json"
+
+
+def _section(record: dict[str, Any], library: str) -> list[str]:
+    lines = [
         "",
-        "Regenerate: `model-props coverage`. Checks (model_props/coverage.py): attention operations counted "
-        "independently = msa units; state = (activation of) skip + branch on every residual unit; stages change "
-        "exactly where the spatial size does; depth 0 -> 1.",
+        f"## {library} at {record['img_size']} px",
+        "",
+        record["headline"] + ".",
         "",
         "| module | model | builds | mapped | units (E/A/M/C/S) | traits | attention ops | checks | why not |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for r in record["rows"]:
         c = r.get("counts", {})
         units = (
             "/".join(str(c.get(k, 0)) for k in ("embed", "msa", "mlp", "conv", "subsample")) if r.get("mapped") else ""
@@ -283,5 +281,4 @@ def write_coverage(rows: list[dict[str, Any]], img_size: int, out: Any) -> str:
             f"| {r['module']} | {r['model']} | {'yes' if r['builds'] else 'no'} | {'yes' if r.get('mapped') else 'no'} | "
             f"{units} | {', '.join(r.get('traits', []))} | {r.get('attention_ops', '')} | {checks} | {why} |"
         )
-    (out / "anatomy-coverage.md").write_text("\n".join(lines) + "\n")
-    return headline
+    return lines

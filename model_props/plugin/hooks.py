@@ -32,10 +32,12 @@ def pytest_configure(config: pytest.Config) -> None:
         store = state.store(config)
         _ = store.profile  # an unknown profile or a malformed recipe is a usage error, reported now
         from ..zoo import parse_spec
+        from ..zoo.pretrained import parse_pretrained
 
-        for spec in store.settings.models:
-            if spec not in store.profile.recipes:
+        for spec in [*store.settings.models, *store.settings.versus.values()]:
+            if spec not in store.profile.recipes and parse_pretrained(spec) is None:
                 parse_spec(spec)
+        _check_versus(store)
         _check_gate(config, store)
         _check_scope(store)
     except ModelPropsError as exc:
@@ -49,6 +51,18 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(config.workerinput["workercount"])))
+
+
+def _check_versus(store) -> None:
+    """A comparator stands in for a reference of the profile: the reference must exist."""
+    from ..errors import ConfigError, choices
+
+    unknown = [ref for ref in store.settings.versus if ref not in store.profile.recipes]
+    if unknown:
+        raise ConfigError(
+            f"--claims-versus names {unknown}, which are not recipes of profile {store.profile.name!r}; a comparator "
+            f"stands in for one of: {choices(store.profile.recipes)}"
+        )
 
 
 def _check_gate(config: pytest.Config, store) -> None:
@@ -112,9 +126,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if "claim_id" in params:
             names += get_claim(params["claim_id"]).named_models
     if names:
+        from ..session.pretraining import pretrain
+
         store = state.store(config)
         try:
-            store.pretrain(names)
+            pretrain(store, names)
         except (
             Exception
         ) as exc:  # the tests that need the model then fail (or train) one by one, with their own message

@@ -5,12 +5,14 @@
   are judged at checkpoint scope beside it (``live``: the figures, and the reproduction test).
 - A user's model given 3 or more checkpoints (its training seeds) is judged at architecture scope over them; a
   comparison with a reference reads the reference's seeds from the study.
-- Anything else (one checkpoint, a model trained here by the ``custom`` recipe, a mutant, a profile without a
-  study, ``--claims-scope checkpoint``) is judged at **checkpoint** scope: these weights.
+- Anything else (one checkpoint, pretrained weights measured on the user's images, a model trained here by the
+  ``custom`` recipe, a mutant, a profile without a study, ``--claims-scope checkpoint``) is judged at
+  **checkpoint** scope: these weights.
 
 A part is skipped, with the reason, where a model it reads is below twice chance accuracy (a mutant excepted:
 it is broken on purpose), where it needs end-of-warm-up weights of a model that has none (a --checkpoint is one
-state of its weights), or where it compares models measured at different image sizes.
+state of its weights), where it compares models measured at different image sizes or on different images (a
+pretrained model on the user's folder), or where it reads a training loss the user's folder cannot give.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..claims.expectations import Expectation
 from ..claims.outcome import ClaimOutcome
 from ..claims.stats import MIN_SEEDS
 from ..errors import ConfigError, NotApplicable
+from .pretrained import FolderData
 from .store import ModelStore
 from .tested import ModelUnderTest
 
@@ -59,6 +62,9 @@ class _Live:
         if name == tested.name:
             if tested.checkpoint_name == checkpoint or tested.mutation is not None:
                 return tested  # a mutant stands for its base at the checkpoint it was made from
+            if self.store.folder(tested.dataset) is not None:
+                raise NotApplicable(f"it needs the end-of-warm-up weights of {name}, and pretrained weights are one "
+                                    "state; the claim is about a recipe's training, which only a model trained here has")  # fmt: skip
             if not tested.has_training_states:
                 raise NotApplicable(f"it needs the end-of-warm-up weights of {name}, and a --checkpoint is one state of "
                                     "its weights; train it with the profile's custom recipe (no --checkpoint) to have "
@@ -72,12 +78,37 @@ class _Live:
         self.used[(name, kind, checkpoint)] = report
         return Measured(report, {s: self.store.samples(model, kind, s) for s in SAMPLINGS})
 
+    def _folder_skip(self, part: Part, folder: FolderData) -> str | None:
+        """Why a part does not apply to a model measured on the user's images, if it does not: it compares with a
+        model not measured on the same files of the folder, or reads a training loss the folder cannot give."""
+        for name in _reads(part, self.tested.name):
+            if name == self.tested.name:
+                continue
+            if name not in self.substitutes:
+                return (f"it compares with the profile's reference {name}, trained and measured on its own images; "
+                        f"give a comparator measured on yours: --claims-versus {name}=SPEC")  # fmt: skip
+            other = self.store.folder(self.substitutes[name].dataset)
+            if other is None or (other.root, other.files) != (folder.root, folder.files):
+                return (f"its comparator {self.substitutes[name].name} (for {name}) is not measured on the same "
+                        "images")  # fmt: skip
+        if folder.train is None and (part.report == "spectrum" or part.sampling == "train_images"):
+            return "it reads the training loss, and the image folder has no train/<class>/ images to measure it on"
+        batch_size = self.store.profile.measurement.hessian_batch_size
+        if part.report == "spectrum" and folder.train is not None and len(folder.train) < batch_size:
+            return (f"its Hessian batches take {batch_size} training images, and the folder's train/ gave "
+                    f"{len(folder.train)}")  # fmt: skip
+        return None
+
     def skip(self, part: Part) -> str | None:
-        size = self.store.dataset(self.tested.dataset).image_size
-        reference = self.store.dataset().image_size
-        if size != reference and (part.versus or part.subject):
-            return (f"it compares with the profile's {reference}-px models; {self.tested.name} is measured at {size} "
-                    "px (--claims-img-size)")  # fmt: skip
+        if (folder := self.store.folder(self.tested.dataset)) is not None:
+            if (reason := self._folder_skip(part, folder)) is not None:
+                return f"{reason} ({self.tested.name} is measured on {folder.root})"
+        elif part.versus or part.subject:
+            size = self.store.dataset(self.tested.dataset).image_size
+            reference = self.store.dataset().image_size
+            if size != reference:
+                return (f"it compares with the profile's {reference}-px models; {self.tested.name} is measured at "
+                        f"{size} px (--claims-img-size)")  # fmt: skip
         classes = self.store.dataset(self.tested.dataset).num_classes
         for name in _reads(part, self.tested.name):
             try:
@@ -87,6 +118,11 @@ class _Live:
             if model.mutation is None:
                 accuracy = {f"{model.checkpoint_name} weights": model.metrics["test_accuracy"]}
                 if (reason := below_chance(name, part.checkpoint, accuracy, classes)) is not None:
+                    if self.store.folder(model.dataset) is not None:
+                        who = name if model.name == name else f"{model.name} (for {name})"
+                        return (f"{who} has test accuracy {model.metrics['test_accuracy']:.3f} on your images, below "
+                                f"twice chance ({2 / classes:.3f} for {classes} outputs): do the class folders name "
+                                "the model's labels?")  # fmt: skip
                     return reason
         return None
 
@@ -136,6 +172,9 @@ def judge(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, substitute
     reason = claim.skip_reason(tested.anatomy, tested.name, store.profile.recipes)
     if reason is not None:
         raise NotApplicable(reason)
+    comparators = {ref: store.get(spec) for ref, spec in s.versus.items() if ref in claim.named_models}
+    if comparators:  # the user's comparators stand in for the references they name (a mutant's substitute wins)
+        substitutes = {**comparators, **(substitutes or {})}
     checkpoints = s.checkpoints.get(tested.name, ())
     study = store.study
     mutant = tested.mutation is not None or bool(substitutes)

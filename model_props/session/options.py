@@ -9,7 +9,9 @@ The table (paths are relative to the pyproject's folder)::
     checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }   # or a glob / list: one file per seed
     scope = "auto"                      # verdicts about an architecture (k >= 3 seeds) or one checkpoint
     cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
-    data_root = "data"                  # CIFAR-10/100 for profiles that use them
+    data_root = "data"                  # CIFAR-10/100, or the image folder of a pretrained model
+    images = 1000                       # images of that folder a pretrained model is measured on
+    versus = { resnet = "timm:resnet50.a1_in1k@pretrained" }   # your comparator in the place of a reference
     device = "cpu"
     workers = 2                         # train and measure on a local Dask cluster of 2 processes
     scheduler = "tcp://head:8786"       # or on a running Dask cluster (address or scheduler file)
@@ -102,7 +104,8 @@ OPTIONS: tuple[Option, ...] = (
         "data_root",
         str,
         "folder of CIFAR-10/100",
-        "folder holding CIFAR-10/100 (torchvision layout) for profiles that use them",
+        "folder holding CIFAR-10/100 (torchvision layout) for profiles that use them, or the images a pretrained "
+        "--model is measured on (DIR/val/<class>/*.jpg, optionally DIR/train/<class>/)",
         pytest="--claims-data-root",
         cli="common",
         metavar="DIR",
@@ -185,7 +188,8 @@ OPTIONS: tuple[Option, ...] = (
         "models",
         list,
         "model specs under test",
-        "a model to test instead of the references: a reference name, timm:NAME or package.module:factory (repeatable)",
+        "a model to test instead of the references: a reference name, timm:NAME, package.module:factory, or "
+        "pretrained weights: timm:NAME@pretrained[=FILE], torchvision:NAME@WEIGHTS[=FILE] (repeatable)",
         pytest="--model",
         cli="train",
         cli_flag="--model",
@@ -210,6 +214,27 @@ OPTIONS: tuple[Option, ...] = (
         "train and measure your --model at N px (its native resolution); claims that compare "
         "with the references (at the profile's size) are then skipped",
         pytest="--claims-img-size",
+        metavar="N",
+    ),
+    Option(
+        "versus",
+        dict,
+        "reference -> your comparator model",
+        "compare your --model with a model of your own instead of a reference: REF=SPEC (e.g. "
+        "resnet=timm:resnet50.a1_in1k@pretrained); it stands in for the reference REF in every claim part that "
+        "compares with REF, measured on the same images (repeatable)",
+        pytest="--claims-versus",
+        metavar="REF=SPEC",
+        action="append",
+    ),
+    Option(
+        "images",
+        int,
+        "evaluation images of a pretrained model",
+        "measure a pretrained --model (timm:NAME@pretrained, torchvision:NAME@WEIGHTS) on N images of "
+        "--claims-data-root, class-balanced and seeded, streamed from disk (and as many of its train/ folder)",
+        1000,
+        pytest="--claims-images",
         metavar="N",
     ),
     Option(

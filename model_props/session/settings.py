@@ -67,6 +67,8 @@ class Settings:
     scope: str = DEFAULTS["scope"]
     workers: int | None = None  # None: one per core where several models must be trained
     scheduler: str | None = None  # a running Dask cluster's address or scheduler file
+    images: int = DEFAULTS["images"]  # the images of data_root a pretrained model is measured on
+    versus: Mapping[str, str] = field(default_factory=dict)  # reference -> the user's comparator spec
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -95,6 +97,8 @@ class Settings:
             merged["checkpoints"] = {m: _paths(c, Path.cwd(), m) for m, c in zip(given["models"], ckpts)}
         elif "checkpoints" in given:
             raise ConfigError("--checkpoint needs a --model at the same position")
+        if "versus" in given:  # REF=SPEC pairs from the command line replace the table's
+            given["versus"] = dict(_pair(v) for v in given["versus"])
         steps = given.pop("steps", None)
         merged.update(given)
         if steps is not None:  # --claims-steps: the budget of the custom recipe that trains a user's model
@@ -123,6 +127,8 @@ class Settings:
             scope=_scope(merged.get("scope", DEFAULTS["scope"])),
             workers=_workers(merged.get("workers")),
             scheduler=merged.get("scheduler"),
+            images=_images(merged.get("images", DEFAULTS["images"])),
+            versus=dict(merged.get("versus", {})),
         )
 
 
@@ -130,6 +136,19 @@ def _workers(workers: int | None) -> int | None:
     if workers is not None and workers < 1:
         raise ConfigError(f"workers={workers} (--claims-workers or [tool.model_props] workers); valid: 1 or more")
     return workers
+
+
+def _pair(value: str) -> tuple[str, str]:
+    reference, eq, spec = value.partition("=")
+    if not eq or not reference or not spec:
+        raise ConfigError(f"--claims-versus {value!r}: give REF=SPEC, e.g. resnet=timm:resnet50.a1_in1k@pretrained")
+    return reference, spec
+
+
+def _images(images: int) -> int:
+    if images < 2:
+        raise ConfigError(f"images={images} (--claims-images or [tool.model_props] images); valid: 2 or more")
+    return images
 
 
 def _scope(scope: str) -> str:

@@ -13,14 +13,16 @@ from typing import Any
 from ..anatomy import anatomy
 from ..cache import sha256_file
 from ..claims.expectations import SeedStudy, load_study
-from ..data import ImageDataset, load_dataset
+from ..data import ImageDataset, Split, load_dataset
 from ..measurements.registry import MeasureInput, measure
 from ..measurements.spectrum import TrainingLoss
 from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
 from ..training.profiles import Profile
-from ..training.recipes import Recipe
+from ..training.recipes import MeasurementSettings, Recipe
 from ..zoo import build_model, check_model, load_checkpoint, parse_spec
+from ..zoo.pretrained import parse_pretrained
+from .pretrained import FolderData, pretrained_under_test
 from .settings import Settings
 from .tested import ModelUnderTest
 
@@ -44,6 +46,7 @@ class ModelStore:
     _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
     _data: dict[str, ImageDataset] = field(default_factory=dict)
     _stats: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    _folders: dict[str, FolderData] = field(default_factory=dict)  # the image folders of pretrained models
 
     @property
     def profile(self) -> Profile:
@@ -65,6 +68,10 @@ class ModelStore:
     def models_under_test(self) -> list[str]:
         """The ``--model`` specs, or else the profile's references."""
         return list(self.settings.models) or self.profile.references
+
+    def folder(self, dataset: str | None) -> FolderData | None:
+        """The image folder a pretrained model is measured on, when ``dataset`` is one."""
+        return self._folders.get(dataset or "")
 
     def user_dataset(self) -> str:
         """The dataset of a user's model: the profile's, at ``--claims-img-size`` when one was given (the
@@ -100,41 +107,6 @@ class ModelStore:
         """How far ``name`` must be trained: ``final`` unless the catalogue reads only its ``warmup`` checkpoint."""
         return "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
 
-    def pretrain(self, names: list[str]) -> list[str]:
-        """Train at once, on the session's executor, the profile's recipes among ``names`` that the cache lacks,
-        each as far as the catalogue reads it; the names trained. Locally this needs two or more models to train
-        on the CPU (a GPU trains one at a time best); the session then trains lazily, one model at a time. A
-        ``scheduler`` always sends them to its cluster."""
-        import os
-
-        from ..execution import executor
-        from ..training.parallel import train_until
-
-        s = self.settings
-        until, todo = {}, []
-        for name in dict.fromkeys(names):
-            if name in s.checkpoints or name not in self.profile.recipes:
-                continue
-            recipe = self.recipe(name)
-            until[name] = self.last_checkpoint_needed(name)
-            if not is_cached(recipe, s.cache_dir, until[name]):
-                todo.append(recipe)
-        workers = min(len(todo), s.workers or os.cpu_count() or 1)
-        if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
-            return []
-        for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
-            self.dataset(recipe.dataset)
-        where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
-        self.notify(f"training {len(todo)} models, {where}: " + ", ".join(f"{r.name} ({until[r.name]})" for r in todo))
-        train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
-        with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
-            for recipe, metrics in runner.map(train, todo):
-                self.notify(
-                    f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
-                    f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
-                )
-        return [r.name for r in todo]
-
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
         """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model;
         of several, the first)."""
@@ -158,6 +130,9 @@ class ModelStore:
         """The identity of the samples a ``kind`` report of ``tested`` is measured on: equal identities mean the
         same test images (and noise draws), or the same augmented Hessian batches, so comparisons pair them."""
         data = self.dataset(tested.dataset).name
+        if (folder := self.folder(data)) is not None:  # the same files pair, whatever each model's preprocessing
+            train = sampling == "train_images" or kind == "spectrum"
+            return f"folder:{folder.root}:{folder.files}:{'train' if train else 'test'}"
         if sampling != "train_images" and kind != "spectrum":
             return f"{data}:test"
         recipe = tested.recipe or self.profile.custom(tested.name)
@@ -183,7 +158,7 @@ class ModelStore:
             report = measure(
                 kind,
                 self.measure_input(tested),
-                self.profile.measurement,
+                self.measurement_settings(tested),
                 seed=s.seed,
                 device=s.device,
                 cache_dir=s.cache_dir,
@@ -194,12 +169,22 @@ class ModelStore:
             self._reports[(identity, kind)] = report
         return self._reports[(identity, kind)]
 
+    def measurement_settings(self, tested: ModelUnderTest) -> MeasurementSettings:
+        """The profile's measurement settings; on a user's image folder the unit measurements take all its N
+        images where the profile asks for more (the other kinds take at most theirs; no statistic's unit changes)."""
+        m = self.profile.measurement
+        if self.folder(tested.dataset) is None:
+            return m
+        return dataclasses.replace(m, n_images=min(m.n_images, len(self.dataset(tested.dataset).test)))
+
     def measure_input(self, tested: ModelUnderTest) -> MeasureInput:
         """What a measurement reads of ``tested``: its test data, its own training split and training loss."""
         recipe = tested.recipe or self.profile.custom(tested.name)
         data = self.dataset(tested.dataset)
         train = training_split(recipe, data) if tested.recipe else data.train
         loss = dataclasses.replace(TrainingLoss.of(recipe), shift=tested.loss_shift)
+        if (folder := self.folder(data.name)) is not None:
+            loss = dataclasses.replace(folder.loss, shift=tested.loss_shift)
         return MeasureInput(
             tested.name, tested.model, tested.anatomy, tested.identity, data.test, train, loss, data.name
         )
@@ -207,6 +192,8 @@ class ModelStore:
     def _build(self, name: str, checkpoint: Checkpoint) -> ModelUnderTest:
         s = self.settings
         ckpt = s.checkpoints.get(name)
+        if name not in self.profile.recipes and parse_pretrained(name) is not None:
+            return pretrained_under_test(self, name)
         if ckpt is None:
             if name not in self.profile.recipes:
                 parse_spec(name)
@@ -280,6 +267,17 @@ class ModelStore:
         fit = self.report_for(tested, "fit")  # the test images the claims read; cached by the weights' sha256
         tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
         return tested
+
+    def add_folder(self, folder: FolderData, classes: tuple[str, ...]) -> ImageDataset:
+        """A user's image folder as a dataset of the store (its name keys every measurement on it)."""
+        if folder.name not in self._data:
+            # the fit report reads a training split; without train/ it reads the test images in its place, and
+            # every part that reads training images is skipped (session.judge), so those numbers are never read
+            train = folder.train if folder.train is not None else folder.test
+            empty = Split(folder.test.images[:0], folder.test.labels[:0])
+            self._data[folder.name] = ImageDataset(folder.name, classes, train, empty, folder.test)
+            self._folders[folder.name] = folder
+        return self._data[folder.name]
 
     def channel_stats(self, dataset: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """Per-channel mean and std of a dataset's training images (a loaded model's normalisation), once."""
