@@ -91,8 +91,8 @@ def test_timm_weights_from_a_file_are_the_models_own(weights):
 
 
 def test_timm_weights_from_an_offline_hugging_face_cache(tmp_path, monkeypatch, weights):
-    """timm:NAME@pretrained reads the hub cache as huggingface_hub lays it out, offline; without it, one line
-    naming the cache."""
+    """timm:NAME@pretrained and timm:hf-hub:REPO@pretrained read the hub cache as huggingface_hub lays it out,
+    offline; without it, one line naming the cache."""
     import huggingface_hub.constants as hf
 
     snapshot = tmp_path / "hub" / "models--timm--test_vit.r160_in1k" / "snapshots" / ("0" * 40)
@@ -100,10 +100,13 @@ def test_timm_weights_from_an_offline_hugging_face_cache(tmp_path, monkeypatch, 
     (snapshot / "model.safetensors").write_bytes(weights.read_bytes())
     (snapshot.parents[1] / "refs").mkdir()
     (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
+    config = {"architecture": "test_vit", "num_classes": 1000, "pretrained_cfg": _timm_net().pretrained_cfg}
+    (snapshot / "config.json").write_text(json.dumps(config))  # as timm writes it to the hub
     monkeypatch.setattr(hf, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(hf, "HF_HUB_CACHE", str(tmp_path / "hub"))
     loaded = load_pretrained("timm:test_vit@pretrained")
     assert loaded.sha256 == load_pretrained(f"timm:test_vit@pretrained={weights}").sha256  # the same weights
+    assert load_pretrained("timm:hf-hub:timm/test_vit.r160_in1k@pretrained").sha256 == loaded.sha256
     monkeypatch.setattr(hf, "HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(CheckpointError) as err:
         load_pretrained("timm:test_vit@pretrained")
