@@ -12,7 +12,8 @@ Per model, from an empty folder and a fresh cache, as a user runs it:
    (from the cache's manifests). Today that is the fit, the unit measurements and, on a staged model, the lesions:
    every other kind is read only by parts that compare with another model, which a pretrained model skips
    without a comparator of its own (``--claims-versus``).
-2. The other kinds (noise, corruptions, attacks, the Hessian spectrum): what a comparator adds, per model (each
+2. The other kinds (noise, corruptions, attacks, the Hessian spectrum; lesions on a model without stages): what
+   a comparator adds, per model (each
    model of a comparison is measured once). Measured in
    full they take hours on 2 cores, so each is timed on a sample (``--sample-images`` of the images; 1 of the
    profile's 16 Hessian batches) and scaled to the profile's sample linearly (each image, each batch costs the
@@ -101,7 +102,14 @@ def time_other_kinds(spec: str, data: Path, images: int, cache: Path, done: set[
     store = ModelStore(Settings(cache_dir=cache, data_root=data, images=images, models=(spec,)))
     tested = store.get(spec)
     full = store.measurement_settings(tested)
-    fields = {"noise": "noise_images", "corruption": "corruption_images", "attack": "attack_images"}
+    fields = {
+        "noise": "noise_images",
+        "corruption": "corruption_images",
+        "attack": "attack_images",
+        "lesion": "lesion_images",
+        "fit": "fit_images",
+        "units": "n_images",
+    }
     timed = {}
     for kind in REPORT_KINDS:
         if kind in done:
