@@ -120,6 +120,29 @@ def grid() -> str:
     return "\n".join(lines)
 
 
+def pretrained_224() -> str:
+    """The 224-px budget: the suite per model as a user runs it, and each measurement kind's seconds."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "pretrained_224.json").read_text())
+    kinds = ("fit", "units", "lesion", "noise", "corruption", "attack", "spectrum")
+    lines = [
+        f"{data['images']} images at {data['img_size']} px, {data['cpu_threads']} CPU threads "
+        f"({data['provenance']['machine']['cpu']}); seconds.",
+        "",
+        "| model | the suite (wall, cold cache) | outcome | " + " | ".join(kinds) + " |",
+        "|---|---|---|" + "---|" * len(kinds),
+    ]
+    for model, r in data["models"].items():
+        cells = [f"{r['suite_kinds'][k]:.0f}" if k in r["suite_kinds"]
+                 else f"~{r['other_kinds'][k]['scaled_s']:.0f}*" if k in r["other_kinds"] else "-"
+                 for k in kinds]  # fmt: skip
+        lines.append(f"| {model} | {r['suite']['wall_s']:.0f} | {r['suite']['outcome']} | " + " | ".join(cells) + " |")
+    sample = next(iter(data["models"].values()))["other_kinds"]
+    lines += ["", "\\* what a comparator of your own (`--claims-versus`) adds, per model: only parts that compare with "
+              "another model read it. Timed on a sample and scaled linearly: " + "; ".join(f"{k} {v['sampled']}"
+                                                                          for k, v in sample.items()) + "."]  # fmt: skip
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "grid": grid,
     "catalogue": lambda: catalogue_markdown().rstrip("\n"),
@@ -128,6 +151,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "confirmation": confirmation,
     "coverage": coverage,
     "false-contradictions": false_contradictions,
+    "pretrained-224": pretrained_224,
 }
 
 

@@ -124,9 +124,18 @@ class ExplicitSelfAttention(nn.Module):
         self.in_proj_weight, self.in_proj_bias, self.out_proj = mha.in_proj_weight, mha.in_proj_bias, mha.out_proj
         self.attn_drop = nn.Dropout(mha.dropout)
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **_: Any):
-        if not (query is key is value):
-            raise ValueError("ExplicitSelfAttention computes self-attention only (query, key and value the same)")
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: torch.Tensor | None = None,
+        **_: Any,
+    ):
+        if not (query is key is value) or key_padding_mask is not None or attn_mask is not None:
+            raise ValueError("ExplicitSelfAttention computes unmasked self-attention only (query is key is value)")
         x = query if self.batch_first else query.transpose(0, 1)
         b, n, c = x.shape
         qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias).reshape(b, n, 3, self.num_heads, self.head_dim)
