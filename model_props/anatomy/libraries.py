@@ -70,7 +70,7 @@ def _torchvision_smallest(modules: list[str] | None) -> dict[str, str]:
 def _torchvision_build(name: str, img_size: int) -> Classifier:
     from torchvision import models
 
-    from ..zoo.pretrained import explicit_attention
+    from ..zoo.explicit_attention import explicit_attention
 
     net = explicit_attention(models.get_model(name, num_classes=10))  # as the pretrained path builds it
     return Classifier(net, name=f"torchvision:{name}", num_classes=10, img_size=img_size)
