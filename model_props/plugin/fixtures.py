@@ -56,7 +56,8 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     """
     from ..errors import NotApplicable
     from ..reporting.allure import allure_labels, allure_title, attach
-    from ..reporting.figures import figure_png, raw_measurements
+    from ..reporting.figure_cache import cached_figure_png
+    from ..reporting.figures import raw_measurements
     from ..reporting.summary import judgement_record, model_facts, skip_record
     from ..session.judge import judge
 
@@ -74,9 +75,8 @@ def check_claim(model_store, request: pytest.FixtureRequest):
                 props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
             pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")
         outcome = judgement.outcome
-        attach(
-            outcome, figure_png(claim, tested.name, judgement.used), raw_measurements(judgement.used), judgement.live
-        )
+        png = cached_figure_png(model_store.settings.cache_dir, claim, tested.name, judgement.used)
+        attach(outcome, png, raw_measurements(judgement.used), judgement.live)
         allure_title(claim, tested.name, outcome.verdict, outcome.scope)
         if record:
             props.append(("claim_record", judgement_record(outcome, judgement.expectation, judgement.live)))

@@ -1,0 +1,64 @@
+"""Claim figures are kept in the cache under a key of everything they are drawn from: a second request returns the
+stored PNG without drawing, any change of a report, unit or label draws anew, and a damaged entry is redrawn."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import model_props.reporting.figure_cache as figure_cache
+from model_props.claims import get_claim
+from model_props.reporting.figure_cache import cached_figure_png, figure_key
+from model_props.session.judge import judge
+
+
+@pytest.fixture(scope="module")
+def used(model_store):
+    """The reports the ViT's msa-lowpass figure is drawn from (its unit report)."""
+    claim = get_claim("park2022.msa-lowpass")
+    return claim, judge(model_store, claim, model_store.get("vit")).used
+
+
+def test_a_stored_figure_is_returned_without_drawing(tmp_path, used, monkeypatch):
+    claim, reports = used
+    png = cached_figure_png(tmp_path, claim, "vit", reports)
+    assert png.startswith(b"\x89PNG") and len(list((tmp_path / "figures").glob("*/figure.png"))) == 1
+    monkeypatch.setattr(figure_cache, "figure_png", lambda *a: pytest.fail("drew a stored figure again"))
+    assert cached_figure_png(tmp_path, claim, "vit", reports) == png
+
+
+def test_the_key_covers_the_reports_units_and_labels(used):
+    claim, reports = used
+    (key, report), *_ = reports.items()
+    base = figure_key(claim, "vit", reports)
+    shifted = dataclasses.replace(report, high_freq=report.high_freq + 1e-6)
+    units = list(report.units)
+    units[1] = dataclasses.replace(units[1], kind="conv")  # one unit's kind, all else equal
+    relabelled = dataclasses.replace(report, units=units)
+    assert len({
+        base,
+        figure_key(claim, "vit", {key: shifted}),
+        figure_key(claim, "vit", {key: relabelled}),
+        figure_key(claim, "vit+mutant", reports),
+        figure_key(get_claim("park2022.msa-reduces-variance"), "vit", reports),
+    }) == 5  # fmt: skip
+    assert figure_key(claim, "vit", dict(reports)) == base
+
+
+def test_a_damaged_figure_is_drawn_again(tmp_path, used):
+    claim, reports = used
+    png = cached_figure_png(tmp_path, claim, "vit", reports)
+    (stored,) = (tmp_path / "figures").glob("*/figure.png")
+    stored.write_bytes(b"not a png")
+    assert cached_figure_png(tmp_path, claim, "vit", reports) == png
+
+
+@pytest.mark.parametrize("claim_id, model", [("park2022.lesion-stage-pattern", "resnet"),
+                                             ("park2022.msa-adversarial-robust", "vit")])  # fmt: skip
+def test_figures_of_other_report_kinds_are_kept_too(tmp_path, model_store, monkeypatch, claim_id, model):
+    claim = get_claim(claim_id)
+    reports = judge(model_store, claim, model_store.get(model)).used
+    png = cached_figure_png(tmp_path, claim, model, reports)
+    monkeypatch.setattr(figure_cache, "figure_png", lambda *a: pytest.fail("drew a stored figure again"))
+    assert cached_figure_png(tmp_path, claim, model, reports) == png
