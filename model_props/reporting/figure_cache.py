@@ -40,7 +40,7 @@ def figure_key(claim: Any, model: str, reports: Mapping[tuple[str, str, str], An
         report = reports[label, kind, checkpoint]
         h.update(f"\0report|{label}|{kind}|{checkpoint}\0".encode())
         for name, array in sorted(report.to_arrays().items()):
-            _update_array(h, name, np.asarray(array))
+            _update_array(h, name, array)
         for unit in report.units if isinstance(report, UnitReport) else ():
             h.update(f"unit|{unit.kind}|{unit.depth!r}|{unit.subsamples}\0".encode())
     return h.hexdigest()[:32]

@@ -20,12 +20,16 @@ def used(model_store):
     return claim, judge(model_store, claim, model_store.get("vit")).used
 
 
-def test_a_stored_figure_is_returned_without_drawing(tmp_path, used, monkeypatch):
-    claim, reports = used
-    png = cached_figure_png(tmp_path, claim, "vit", reports)
+@pytest.mark.parametrize("claim_id, model", [("park2022.msa-lowpass", "vit"),  # a unit report
+                                             ("park2022.lesion-stage-pattern", "resnet"),
+                                             ("park2022.msa-adversarial-robust", "vit")])  # fmt: skip
+def test_a_stored_figure_is_returned_without_drawing(tmp_path, model_store, monkeypatch, claim_id, model):
+    claim = get_claim(claim_id)
+    reports = judge(model_store, claim, model_store.get(model)).used
+    png = cached_figure_png(tmp_path, claim, model, reports)
     assert png.startswith(b"\x89PNG") and len(list((tmp_path / "figures").glob("*/figure.png"))) == 1
     monkeypatch.setattr(figure_cache, "figure_png", lambda *a: pytest.fail("drew a stored figure again"))
-    assert cached_figure_png(tmp_path, claim, "vit", reports) == png
+    assert cached_figure_png(tmp_path, claim, model, reports) == png
 
 
 def test_the_key_covers_the_reports_units_and_labels(used):
@@ -52,13 +56,3 @@ def test_a_damaged_figure_is_drawn_again(tmp_path, used):
     (stored,) = (tmp_path / "figures").glob("*/figure.png")
     stored.write_bytes(b"not a png")
     assert cached_figure_png(tmp_path, claim, "vit", reports) == png
-
-
-@pytest.mark.parametrize("claim_id, model", [("park2022.lesion-stage-pattern", "resnet"),
-                                             ("park2022.msa-adversarial-robust", "vit")])  # fmt: skip
-def test_figures_of_other_report_kinds_are_kept_too(tmp_path, model_store, monkeypatch, claim_id, model):
-    claim = get_claim(claim_id)
-    reports = judge(model_store, claim, model_store.get(model)).used
-    png = cached_figure_png(tmp_path, claim, model, reports)
-    monkeypatch.setattr(figure_cache, "figure_png", lambda *a: pytest.fail("drew a stored figure again"))
-    assert cached_figure_png(tmp_path, claim, model, reports) == png
