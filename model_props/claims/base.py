@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 Measurement = Literal[
-    "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion"
-]  # what the claim's figure shows
+    "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion",
+    "position",
+]  # what the claim's figure shows  # fmt: skip
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
 Statistic = Callable[[Any, np.ndarray], float]  # (report, resampled indices of its sampling units) -> number
@@ -80,7 +81,7 @@ class Part:
     threshold: float = 0.0
     applies: Applies = lambda anat: None
     versus: str | None = None  # another model (a recipe of the profile) for a two-sample comparison
-    sampling: Literal["images", "batches", "train_images"] = "images"
+    sampling: Literal["images", "batches", "train_images", "positions"] = "images"
     report: ReportKind = "units"
     checkpoint: Checkpoint = "final"  # of the subject and of versus
     subject: str | None = None  # a recipe of the profile; None: the model under test

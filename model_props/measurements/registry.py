@@ -13,6 +13,7 @@ noise       :class:`~.noise.NoiseReport`                ``images`` (clean, white
 corruption  :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
 attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
 lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
+position    :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
 ==========  ==========================================  ================================================
 
 A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
@@ -45,6 +46,7 @@ from .corruption import CorruptionReport, corruption_report
 from .fit import FitReport, fit_report
 from .lesion import LesionReport, lesion_report
 from .noise import NoiseReport, noise_report
+from .position import PositionReport, position_report
 from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
 from .units import UnitReport, measure_units
 
@@ -59,7 +61,7 @@ __all__ = [
     "code_hash",
 ]
 
-ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion"]
+ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion", "position"]
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
 MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
@@ -146,6 +148,10 @@ def _lesion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -
     return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)
 
 
+def _position(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> PositionReport:
+    return position_report(inp.model, inp.anatomy, seed=seed)
+
+
 _M = "model_props.measurements."
 REPORT_KINDS: dict[str, Kind] = {
     "units": Kind(_units, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
@@ -161,6 +167,7 @@ REPORT_KINDS: dict[str, Kind] = {
     "corruption": Kind(_corruption, CorruptionReport, _M + "corruption", ("corruption_images",)),
     "attack": Kind(_attack, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")),
     "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
+    "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
 }
 
 

@@ -9,7 +9,10 @@
 - band-limited noise: accuracy drop against the band's frequency, white noise dashed (Park & Kim Fig. 2b);
 - corruptions: accuracy per corruption (mean over severities); attacks: robust accuracy against eps, PGD
   solid and FGSM dashed; lesions: accuracy drop per removed unit against depth, by kind, stage boundaries
-  dotted (Park & Kim Fig. 10).
+  dotted (Park & Kim Fig. 10);
+- position embeddings: mean cosine similarity against grid (Chebyshev) distance, near/far contrast of the
+  learned and of a random embedding in the legend, and the similarity map of one query position in an inset
+  (Dosovitskiy et al. Fig. 7 centre).
 """
 
 from __future__ import annotations
@@ -163,7 +166,31 @@ def _lesion(ax, reports: Mapping[str, Any]) -> None:
     ax.legend(fontsize=7)
 
 
-_PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion}
+def _position(ax, reports: Mapping[str, Any]) -> None:
+    from ..measures.position import chebyshev_distances, far_distance
+
+    label, r = next(iter(reports.items()))
+    h, w = (int(v) for v in r.grid)
+    dist = chebyshev_distances(h, w)
+    off = ~np.eye(h * w, dtype=bool)
+    ds = np.unique(dist[off])
+    means = [r.cosine[off & (dist == d)].mean() for d in ds]
+    contrast = f"contrast {r.contrast.mean():+.3f}, random embedding {r.random_contrast.mean():+.3f}"
+    ax.plot(ds, means, "o-", label=f"{label}: {contrast}")
+    ax.axvline(far_distance(h, w), color="0.6", ls=":")
+    ax.set_xlabel("grid (Chebyshev) distance between positions (dotted: far)")
+    ax.set_ylabel("mean cosine similarity of position embeddings")
+    ax.legend(fontsize=7, loc="upper right")
+    query = (h // 4) * w + w // 4
+    inset = ax.inset_axes((0.08, 0.08, 0.35, 0.35))
+    inset.imshow(r.cosine[query].reshape(h, w), cmap="viridis")
+    inset.set_xticks([])
+    inset.set_yticks([])
+    inset.set_title(f"cosine to position {divmod(query, w)}", fontsize=6)
+
+
+_PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion,
+           "position": _position}  # fmt: skip
 
 
 def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> bytes:

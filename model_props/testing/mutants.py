@@ -39,79 +39,47 @@ module structure of their base model, so its anatomy adapter and capture taps st
   radius in (0.5 pi, pi] (the 0.7-0.9 pi noise bands), so noise there cannot change a prediction: a ResNet
   that ignores high frequencies loses less than the ViT under high-frequency noise (false: claim 11). (A ViT
   made immune to low frequencies cannot show claim 11 false: the smoke ResNet already loses nothing there.)
+- ``checkerboard-positions`` (a model with a learned position embedding): the embedding of every other grid
+  position is negated, like the black squares of a checkerboard, so each patch's four nearest neighbours carry
+  the negatives of embeddings like its own and nearby patches are the least similar (false: claim 28). A
+  permutation of the rows would not do: a random one makes near and far alike (a contrast of 0, inconclusive),
+  and one along rows and columns keeps which patches share a row or column, which is most of what the smoke
+  ViT's embedding encodes (it stays at +0.033, 95 % CI [+0.014, +0.053], on seed 0).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..anatomy import anatomy
 from ..errors import ModelPropsError, choices
 from ..measurements.lesion import key_units, removable_units
+from ..measurements.position import EMBEDDING_NAMES as POSITION_NAMES
+from ..measurements.position import position_embedding
 from ..zoo.resnet import SpatialSmoothing
 from ..zoo.wrapper import unwrap
+from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, TokenBlur
 
 if TYPE_CHECKING:  # annotations only: importing the store would put the session in the hash that keys mutants
     from ..session.store import ModelUnderTest
 
-__all__ = ["MUTANTS", "ANATOMY_MUTANTS", "LOSS_MUTANTS", "SHIFT", "make_mutant", "FixedAttention", "BandStop"]
+__all__ = [
+    "MUTANTS",
+    "ANATOMY_MUTANTS",
+    "LOSS_MUTANTS",
+    "SHIFT",
+    "make_mutant",
+    "FixedAttention",
+    "BandStop",
+]
 
 SHIFT = 1e5  # far beyond any top eigenvalue of the smoke and paper models (hundreds to a few thousand)
-
-
-class FixedAttention(nn.Module):
-    """Attention with fixed weights over all tokens: ``identity`` (A = I), ``uniform`` (A = 1/N) or
-    ``highpass`` (A = I - 1/N). Weights pass through ``attn_drop`` so that capture can read them."""
-
-    def __init__(self, num_heads: int, mode: Literal["identity", "uniform", "highpass"]):
-        super().__init__()
-        self.num_heads = num_heads
-        self.mode = mode
-        self.attn_drop = nn.Identity()
-
-    def forward(self, x: torch.Tensor, **_: object) -> torch.Tensor:
-        b, n, c = x.shape
-        # both weight matrices come out of a softmax, as real attention weights do, so that the anatomy's
-        # tracer sees attention (softmax(.) V) and the mutant keeps its base model's msa units
-        eye = torch.eye(n, dtype=torch.bool, device=x.device)
-        identity = torch.zeros(n, n, dtype=x.dtype, device=x.device).masked_fill(~eye, float("-inf")).softmax(-1)
-        uniform = torch.zeros(n, n, dtype=x.dtype, device=x.device).softmax(-1)  # exactly 1/N
-        weights = {"identity": identity, "uniform": uniform, "highpass": identity - uniform}[self.mode]
-        weights = self.attn_drop(weights.expand(b, self.num_heads, n, n))
-        v = x.reshape(b, n, self.num_heads, c // self.num_heads).transpose(1, 2)
-        return (weights @ v).transpose(1, 2).reshape(b, n, c)
-
-
-class Scale(nn.Module):
-    def __init__(self, factor: float):
-        super().__init__()
-        self.factor = factor
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * self.factor
-
-
-class RandomFeatures(nn.Module):
-    """x -> gain * sin(freq * x W), W ~ N(0, 1/C), fixed by a seed (random Fourier features of small bandwidth)."""
-
-    weight: torch.Tensor  # a buffer, registered in __init__
-
-    def __init__(self, dim: int, gain: float, freq: float, seed: int):
-        super().__init__()
-        w = torch.randn(dim, dim, generator=torch.Generator().manual_seed(seed)) / dim**0.5
-        self.register_buffer("weight", w)
-        self.gain, self.freq = gain, freq
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.gain * torch.sin(self.freq * (x @ self.weight))
 
 
 def _transformer_blocks(net: nn.Module) -> list[Any]:
@@ -181,19 +149,16 @@ def _dead_key_units(net: nn.Module, anat) -> None:
             )
 
 
-class TokenBlur(nn.Module):
-    """``blur(x) - x`` over the spatial token grid (3x3 box blur), prefix tokens left at zero change."""
-
-    def __init__(self, prefix_tokens: int):
-        super().__init__()
-        self.prefix = prefix_tokens
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, c = x.shape
-        side = math.isqrt(n - self.prefix)
-        grid = x[:, self.prefix :].transpose(1, 2).reshape(b, c, side, side)
-        blurred = F.avg_pool2d(grid, 3, 1, 1, count_include_pad=False).reshape(b, c, -1).transpose(1, 2)
-        return torch.cat([x[:, : self.prefix] * 0.0, blurred - x[:, self.prefix :]], dim=1)
+def _checkerboard_positions(net: nn.Module, anat) -> None:
+    _, h, w = position_embedding(net, anat)  # NotApplicable where there is none, or no grid
+    rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+    sign = 1.0 - 2.0 * ((rows + cols) % 2).float()  # +1 on white squares, -1 on black ones
+    param = next(p for n, p in net.named_parameters() if n.rsplit(".", 1)[-1] in POSITION_NAMES)
+    with torch.no_grad():
+        if param.ndim == 4:  # (1, C, h, w)
+            param.mul_(sign)
+        else:  # (1, tokens, C): the last h*w rows are the grid, row-major
+            param[0, -h * w :] *= sign.reshape(-1, 1)
 
 
 def _blurring_mlps(net: nn.Module) -> None:
@@ -221,20 +186,6 @@ def _uniform_lower_attention(net: nn.Module) -> None:
         blk.attn = FixedAttention(blk.attn.num_heads, "uniform")
 
 
-class BandStop(nn.Module):
-    """An exact Fourier band-stop on the input: frequencies of L-infinity radius in (low, high] (units of pi) go."""
-
-    def __init__(self, net: nn.Module, low: float, high: float):
-        super().__init__()
-        self.net, self.low, self.high = net, low, high
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        k = torch.fft.fftfreq(x.shape[-1], device=x.device) * 2.0
-        radius = torch.maximum(k.abs()[:, None], k.abs()[None, :])
-        keep = ~((radius > self.low + 1e-9) & (radius <= self.high + 1e-9))
-        return self.net(torch.fft.ifft2(torch.fft.fft2(x) * keep).real)
-
-
 def _blur_convs(net: nn.Module) -> None:
     from timm.models.resnet import BasicBlock
 
@@ -259,7 +210,10 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "frozen-cls-upper": _frozen_cls_upper,
     "uniform-lower-attention": _uniform_lower_attention,
 }
-ANATOMY_MUTANTS: dict[str, Callable[[nn.Module, object], None]] = {"dead-key-units": _dead_key_units}
+ANATOMY_MUTANTS: dict[str, Callable[[nn.Module, object], None]] = {
+    "dead-key-units": _dead_key_units,
+    "checkerboard-positions": _checkerboard_positions,
+}
 LOSS_MUTANTS: dict[str, float] = {"sharpened-loss": SHIFT, "concave-loss": -SHIFT}
 INPUT_MUTANTS: dict[str, tuple[float, float]] = {"highcut-input": (0.5, 1.0)}
 

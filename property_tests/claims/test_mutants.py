@@ -49,6 +49,7 @@ MUTANT_FOR = {
     ("park2022.vit-no-overfit-small-data", "error-vit_small"): ("vit", "vit_quarter", "final", "rolled-classes"),
     ("park2022.vit-no-overfit-small-data", "train-nll-vit_small"): ("vit", "vit_quarter", "final", "rolled-classes"),
     ("park2022.augmentation-hessian-calibration", "ece-augmentation"): ("vit", "vit_noaug", "final", "rolled-classes"),
+    ("dosovitskiy2021.position-embedding-2d", "near-minus-far"): ("vit", "vit", "final", "checkerboard-positions"),
 }
 
 # (claim id, part) -> (what checks the reason, the reason). "contradicted on REF": the study's verdict on REF is
