@@ -3,7 +3,7 @@
 model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N] [--workers N | --scheduler ADDRESS]
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
-model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS]
+model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ...]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
 model-props claims
@@ -44,6 +44,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
+    )
+    s.add_argument(
+        "--add",
+        nargs="+",
+        metavar="CLAIM",
+        default=None,
+        help="measure only these claims (ids or globs) with the study's own seeds and merge them into the existing "
+        "study, training only the recipes they read; every other entry is kept",
     )
     c = sub.add_parser(
         "coverage", help="map the smallest model of every timm or torchvision architecture module, check each anatomy"
@@ -133,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "seed-study":
             from .session.study import run_study
 
-            run_study(settings, seeds=args.seeds, out=args.out)
+            run_study(settings, seeds=args.seeds, out=args.out, add=args.add)
         else:
             from .session.pretraining import pretrain
             from .session.store import ModelStore

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..anatomy import anatomy
+from ..anatomy import Anatomy, anatomy
 from ..cache import sha256_file
 from ..claims.expectations import SeedStudy, load_study
 from ..data import ImageDataset, Split, load_dataset
@@ -47,6 +47,7 @@ class ModelStore:
     _data: dict[str, ImageDataset] = field(default_factory=dict)
     _stats: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     _folders: dict[str, FolderData] = field(default_factory=dict)  # the image folders of pretrained models
+    _architectures: dict[str, Anatomy] = field(default_factory=dict)  # untrained builds' anatomies, by recipe
 
     @property
     def profile(self) -> Profile:
@@ -88,6 +89,15 @@ class ModelStore:
         if self.settings.train_seed is not None:
             recipe = dataclasses.replace(recipe, seed=self.settings.train_seed)
         return recipe
+
+    def architecture(self, name: str) -> Anatomy:
+        """The anatomy of ``name``'s architecture, from an untrained build of its recipe (nothing is trained)."""
+        if name not in self._architectures:
+            recipe = self.recipe(name)
+            data = self.dataset(recipe.dataset)
+            net = build_model(recipe.model, num_classes=data.num_classes, img_size=data.image_size, arch_kwargs=recipe.arch)  # fmt: skip
+            self._architectures[name] = anatomy(net)
+        return self._architectures[name]
 
     @cached_property
     def checkpoints_needed(self) -> dict[str, set[str]]:

@@ -5,6 +5,12 @@ per seed computes each claim part's statistic on each model it reads, on the see
 (:func:`~model_props.claims.evaluation.point_value`), and writes ``<profile>-seeds.json`` (read by
 :mod:`model_props.claims.expectations`) and a readable ``.md``. It stores per-seed estimates and the
 fingerprints of what produced them, never a verdict: verdicts are computed from them at test time.
+
+``add`` (``model-props seed-study --add CLAIM``) measures only the named claims, with the study's own seeds,
+and merges their entries into the existing study: every other entry is kept as it is, and only the recipes
+these claims read are trained. Which references a claim applies to is read from each recipe's architecture
+(an untrained build), so no other reference is trained to find out. An added entry records the machine and
+date it was measured on; a recipe the study already holds must still match its fingerprint.
 """
 
 from __future__ import annotations
@@ -13,15 +19,15 @@ import dataclasses
 import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..claims import Claim, Part, list_claims
+from ..claims import Claim, Part, get_claim, list_claims
 from ..claims.evaluation import point_value
-from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint
-from ..errors import NotApplicable
+from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint, regenerate
+from ..errors import NotApplicable, StudyError, choices
 from ..execution import executor
 from ..provenance import provenance
 from ..training.parallel import train_until
@@ -48,18 +54,23 @@ class PartRead(NamedTuple):
     names: tuple[str, ...] = ()
 
 
-def part_reads(store: ModelStore) -> Iterator[PartRead]:
+def _claims(only: Sequence[str] | None) -> list[Claim]:
+    return list_claims() if only is None else [get_claim(c) for c in only]
+
+
+def part_reads(store: ModelStore, only: Sequence[str] | None = None) -> Iterator[PartRead]:
     """Every claim part the store's references are measured on, in catalogue order (one walk for planning the
-    measuring tasks, :func:`reports_read`, and for the estimates, :func:`seed_estimates`)."""
-    for claim in list_claims():
+    measuring tasks, :func:`reports_read`, and for the estimates, :func:`seed_estimates`); ``only`` these claims
+    (by id), whose applicability is then read from untrained builds of the references."""
+    for claim in _claims(only):
         for model in store.profile.references:
-            tested = store.get(model)
-            reason = claim.skip_reason(tested.anatomy, model, store.profile.recipes)
+            anat = store.get(model).anatomy if only is None else store.architecture(model)
+            reason = claim.skip_reason(anat, model, store.profile.recipes)
             if reason is not None:
                 yield PartRead(claim, model, None, reason)
                 continue
             for part in claim.parts:
-                why = part.applies(tested.anatomy)
+                why = part.applies(anat)
                 names = (
                     ()
                     if why is not None
@@ -68,23 +79,25 @@ def part_reads(store: ModelStore) -> Iterator[PartRead]:
                 yield PartRead(claim, model, part, why, names)
 
 
-def reports_read(settings: Settings, seed: int) -> list[Request]:
+def reports_read(settings: Settings, seed: int, only: Sequence[str] | None = None) -> list[Request]:
     """Every (seed, model, report kind, checkpoint) that :func:`seed_estimates` reads for ``seed``."""
     wanted = {
         (seed, name, read.part.report, read.part.checkpoint): None
-        for read in part_reads(seed_store(settings, seed))
+        for read in part_reads(seed_store(settings, seed), only)
         if read.part is not None
         for name in read.names
     }
     return list(wanted)
 
 
-def seed_estimates(settings: Settings, seed: int) -> dict[str, Any]:
+def seed_estimates(settings: Settings, seed: int, only: Sequence[str] | None = None) -> dict[str, Any]:
     """Per claim and part, the statistic of every model the part reads, trained with ``seed`` (one worker's job)."""
     store = seed_store(settings, seed)
     profile = store.profile
-    claims: dict[str, Any] = {c.id: {"evaluated_on": [], "not_applicable": {}, "parts": {}} for c in list_claims()}
-    for claim, model, part, why, names in part_reads(store):
+    claims: dict[str, Any] = {c.id: {"evaluated_on": [], "not_applicable": {}, "parts": {}} for c in _claims(only)}
+    read: set[str] = set()
+    for claim, model, part, why, names in part_reads(store, only):
+        read.update(names)
         entry = claims[claim.id]
         if part is None:
             entry["not_applicable"][model] = why
@@ -104,18 +117,18 @@ def seed_estimates(settings: Settings, seed: int) -> dict[str, Any]:
             except NotApplicable as exc:  # the statistic finds nothing to read in this model's report
                 record["unreadable"][name] = str(exc)
     recipes = {}
-    for name in profile.references + profile.variants:
+    for name in profile.references + profile.variants if only is None else sorted(read):
         needed = sorted(store.checkpoints_needed.get(name, {"final"}))
         recipes[name] = {c: store.get(name, "warmup" if c == "warmup" else "final").metrics for c in needed}
     return {"claims": claims, "recipes": recipes, "num_classes": store.dataset().num_classes}
 
 
-def _merge(per_seed: list[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+def _merge(per_seed: list[dict[str, Any]], settings: Settings, only: Sequence[str] | None = None) -> dict[str, Any]:
     """One study from the seeds' estimates: lists per seed, in seed order, with the fingerprints."""
     profile = settings.profile_data
     first = per_seed[0]
     claims = {}
-    for claim in list_claims():
+    for claim in _claims(only):
         entries = [s["claims"][claim.id] for s in per_seed]
         parts = {}
         for part, record in first["claims"][claim.id]["parts"].items():
@@ -147,18 +160,57 @@ def _merge(per_seed: list[dict[str, Any]], settings: Settings) -> dict[str, Any]
     return {"recipes": recipes, "claims": claims}
 
 
-def run_study(settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None) -> Path:
+def _claim_ids(patterns: Sequence[str]) -> list[str]:
+    """The ids of the claims that match the globs, in catalogue order; a glob that matches none is an error."""
+    for pattern in patterns:
+        if not list_claims(pattern):
+            raise StudyError(f"--add {pattern!r} matches no claim; valid: {choices(c.id for c in list_claims())}")
+    matched = {c.id for p in patterns for c in list_claims(p)}
+    return [c.id for c in list_claims() if c.id in matched]
+
+
+def _study_to_extend(path: Path, seeds: Sequence[int], settings: Settings, names: Sequence[str]) -> dict[str, Any]:
+    """The study at ``path`` that ``--add`` extends: the same seeds, and every recipe it holds that the added
+    claims read still as it was trained."""
+    if not path.is_file():
+        raise StudyError(f"--add extends an existing study, and there is none at {path}; run the whole study first: "
+                         f"{regenerate(settings.profile)}")  # fmt: skip
+    base = json.loads(path.read_text())
+    if base.get("schema_version") != SCHEMA_VERSION or list(base["seeds"]) != list(seeds):
+        raise StudyError(f"{path} has seeds {base['seeds']} and schema {base.get('schema_version')}; --add measures "
+                         f"with the study's own seeds (--seeds {' '.join(map(str, base['seeds']))}) and schema "
+                         f"{SCHEMA_VERSION}")  # fmt: skip
+    profile = settings.profile_data
+    stale = [n for n in names if n in base["recipes"] and base["recipes"][n]["fingerprint"] != recipe_fingerprint(profile, n)]  # fmt: skip
+    if stale:
+        raise StudyError(f"the study's recipes {', '.join(stale)} no longer match the recipes or the training code; "
+                         f"an added claim cannot join it: {regenerate(settings.profile)}")  # fmt: skip
+    return base
+
+
+def run_study(
+    settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None,
+    add: Sequence[str] | None = None,
+) -> Path:  # fmt: skip
     """Train every reference and variant of the profile with each seed, measure every claim part on each, and
     write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures).
     Runs on the settings' executor: in this process, a local cluster of ``workers`` or the ``scheduler``'s,
-    ``threads`` torch threads per task (default: the cores divided among the workers)."""
+    ``threads`` torch threads per task (default: the cores divided among the workers). ``add``: only the claims
+    these globs match, merged into the existing study (module docstring)."""
     from .study_report import study_markdown
 
     if len(seeds) <= SET_SEEDS:
         print(f"note: seeds {seeds[:SET_SEEDS]} set the expectations; give more seeds to confirm them", flush=True)
     profile = settings.profile_data
+    out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
+    path = out / f"{profile.name}-seeds.json"
     store = ModelStore(settings)
-    names = profile.references + profile.variants
+    only = _claim_ids(add) if add else None
+    if only is None:
+        names = profile.references + profile.variants
+    else:  # the models the added claims read (the same for every seed)
+        names = sorted({name for _, name, _, _ in reports_read(settings, seeds[0], only)})
+    base = _study_to_extend(path, seeds, settings, names) if only is not None else None
     until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
     train = functools.partial(train_until, settings.cache_dir, settings.data_root, until, settings.device)
@@ -175,27 +227,34 @@ def run_study(settings: Settings, *, seeds: list[int], out: Path | None = None, 
         for recipe, result in runner.map(train, runs):
             print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
                   f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
-        requests = [r for seed in seeds for r in reports_read(settings, seed)]
+        requests = [r for seed in seeds for r in reports_read(settings, seed, only)]
         for done, _ in enumerate(runner.map(functools.partial(measure_report, settings), requests), start=1):
             if done % 10 == 0 or done == len(requests):
                 print(f"measured {done} of {len(requests)} reports", flush=True)
-        for seed, result in runner.map(functools.partial(seed_estimates, settings), seeds):
+        for seed, result in runner.map(functools.partial(seed_estimates, settings, only=only), seeds):
             estimates[seed] = result
             print(f"measured seed {seed}", flush=True)
-    data = {
-        "schema_version": SCHEMA_VERSION,
-        "profile": profile.name,
-        "seeds": list(seeds),
-        "set_seeds": list(seeds[:SET_SEEDS]),
-        "confirm_seeds": list(seeds[SET_SEEDS:]),
-        "measurement_seed": settings.seed,
-        "date": date.today().isoformat(),
-        "provenance": provenance(settings.device),
-        **_merge([estimates[s] for s in seeds], settings),
-    }
-    out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
+    merged = _merge([estimates[s] for s in seeds], settings, only)
+    if base is None:
+        data = {
+            "schema_version": SCHEMA_VERSION,
+            "profile": profile.name,
+            "seeds": list(seeds),
+            "set_seeds": list(seeds[:SET_SEEDS]),
+            "confirm_seeds": list(seeds[SET_SEEDS:]),
+            "measurement_seed": settings.seed,
+            "date": date.today().isoformat(),
+            "provenance": provenance(settings.device),
+            **merged,
+        }
+    else:
+        data = base
+        for name, entry in merged["recipes"].items():
+            data["recipes"].setdefault(name, entry)  # a recipe the study holds keeps the accuracies it was set with
+        added = {"date": date.today().isoformat(), "provenance": provenance(settings.device)}
+        claims = {**data["claims"], **{cid: {**entry, "added": added} for cid, entry in merged["claims"].items()}}
+        data["claims"] = {c.id: claims[c.id] for c in list_claims() if c.id in claims}
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{profile.name}-seeds.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     from ..claims.expectations import SeedStudy
 

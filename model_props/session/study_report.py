@@ -34,6 +34,24 @@ def verdict_rows(study: SeedStudy) -> list[dict[str, Any]]:
     return rows
 
 
+def _added(study: SeedStudy) -> list[str]:
+    """A paragraph on the entries added later (``seed-study --add``): when, and on what machine, each was measured."""
+    added = {cid: e["added"] for cid, e in study.claims.items() if "added" in e}
+    if not added:
+        return []
+    where = "; ".join(
+        f"`{cid}` on {a['date']} ({a['provenance']['machine'].get('cpu')}, {a['provenance']['machine'].get('cpu_count')} "
+        f"cores)"
+        for cid, a in added.items()
+    )
+    return [
+        f"Added later with `model-props seed-study --add`, with the same seeds, each recipe it reads trained again "
+        f"where that machine's cache lacked it (training is deterministic on one machine, not across machines; the "
+        f"accuracies above are the original study's): {where}.",
+        "",
+    ]
+
+
 def study_markdown(study: SeedStudy, profile: Profile) -> str:
     m = study.provenance.get("machine", {})
     inside, total = study.confirmation(list_claims())
@@ -49,6 +67,7 @@ def study_markdown(study: SeedStudy, profile: Profile) -> str:
         f"**Held-out confirmation: {inside} of {total} held-out estimates "
         f"({inside / max(total, 1):.1%}) fall inside their prediction interval** (target: 90 %).",
         "",
+        *_added(study),
         "## Accuracy per recipe",
         "",
         "| recipe | checkpoint | step | test accuracy mean ± sd | per seed |",

@@ -93,6 +93,40 @@ def test_a_stale_entry_names_the_command_that_regenerates_it(tiny):
         SeedStudy.from_json({**data, "claims": {}}).check(claim, settings.profile_data)
 
 
+def test_an_added_claim_equals_the_whole_studys_entry_and_keeps_every_other(tiny, tmp_path):
+    """``seed-study --add``: with one claim's entry removed from the tiny study, adding it back measures the same
+    per-seed values the whole study did (one machine: deterministic), records when and where, and leaves every
+    other entry byte-equal; other seeds, an unknown claim or a missing study are one-line errors."""
+    import shutil
+
+    settings, folder = tiny
+    whole = json.loads((folder / "tiny-seeds.json").read_text())
+    added_id = "dosovitskiy2021.position-embedding-2d"
+    assert whole["claims"][added_id]["parts"]["near-minus-far"]["values"]["vit"][0] is not None
+    assert "lacks global_msa" in whole["claims"][added_id]["not_applicable"]["resnet"]
+    mine = tmp_path / "recipes"
+    shutil.copytree(folder, mine)
+    without = copy.deepcopy(whole)
+    del without["claims"][added_id]
+    (mine / "tiny-seeds.json").write_text(json.dumps(without))
+    user = Settings(profile="tiny", recipes=RecipeSource(mine), cache_dir=settings.cache_dir, progress=False)
+    run_study(user, seeds=[0, 1, 2, 3], add=["dosovitskiy2021.*"])
+    data = json.loads((mine / "tiny-seeds.json").read_text())
+    entry = data["claims"].pop(added_id)
+    assert entry.pop("added")["provenance"]["machine"]["cpu_count"] >= 1
+    assert entry == whole["claims"][added_id]
+    del whole["claims"][added_id]
+    assert data == whole
+    assert "Added later with `model-props seed-study --add`" in (mine / "tiny-seeds.md").read_text()
+    with pytest.raises(StudyError, match=r"seeds \[0, 1, 2, 3\].*--seeds 0 1 2 3"):
+        run_study(user, seeds=[0, 1, 2], add=[added_id])
+    with pytest.raises(StudyError, match="'nobody.*' matches no claim; valid: 'dosovitskiy2021"):
+        run_study(user, seeds=[0, 1, 2, 3], add=["nobody.*"])
+    (mine / "tiny-seeds.json").unlink()
+    with pytest.raises(StudyError, match="there is none at .*tiny-seeds.json; run the whole study first"):
+        run_study(user, seeds=[0, 1, 2, 3], add=[added_id])
+
+
 def test_a_study_of_another_schema_is_refused(tmp_path):
     (tmp_path / "smoke-seeds.json").write_text(json.dumps({"schema_version": 1, "profile": "smoke"}))
     with pytest.raises(StudyError, match=r"schema version 1.*model-props seed-study --profile smoke"):
