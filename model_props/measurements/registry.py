@@ -14,6 +14,7 @@ corruption  :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 cor
 attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
 lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 position    :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
+occlusion   :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
 ==========  ==========================================  ================================================
 
 A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
@@ -46,6 +47,7 @@ from .corruption import CorruptionReport, corruption_report
 from .fit import FitReport, fit_report
 from .lesion import LesionReport, lesion_report
 from .noise import NoiseReport, noise_report
+from .occlusion import OcclusionReport, occlusion_report
 from .position import PositionReport, position_report
 from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
 from .units import UnitReport, measure_units
@@ -61,7 +63,7 @@ __all__ = [
     "code_hash",
 ]
 
-ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion", "position"]
+ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion", "position", "occlusion"]
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
 MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
@@ -152,6 +154,10 @@ def _position(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str)
     return position_report(inp.model, inp.anatomy, seed=seed)
 
 
+def _occlusion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> OcclusionReport:
+    return occlusion_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
+
+
 _M = "model_props.measurements."
 REPORT_KINDS: dict[str, Kind] = {
     "units": Kind(_units, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
@@ -168,6 +174,7 @@ REPORT_KINDS: dict[str, Kind] = {
     "attack": Kind(_attack, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")),
     "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
     "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
+    "occlusion": Kind(_occlusion, OcclusionReport, _M + "occlusion", ("corruption_images",)),
 }
 
 
