@@ -12,7 +12,9 @@
   dotted (Park & Kim Fig. 10);
 - position embeddings: mean cosine similarity against grid (Chebyshev) distance, near/far contrast of the
   learned and of a random embedding in the legend, and the similarity map of one query position in an inset
-  (Dosovitskiy et al. Fig. 7 centre).
+  (Dosovitskiy et al. Fig. 7 centre);
+- occlusion: clean and occluded accuracy of every model of the comparison, the relative drop in the labels
+  (Naseer et al. Fig. 3).
 """
 
 from __future__ import annotations
@@ -180,17 +182,29 @@ def _position(ax, reports: Mapping[str, Any]) -> None:
     ax.axvline(far_distance(h, w), color="0.6", ls=":")
     ax.set_xlabel("grid (Chebyshev) distance between positions (dotted: far)")
     ax.set_ylabel("mean cosine similarity of position embeddings")
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper center")
     query = (h // 4) * w + w // 4
-    inset = ax.inset_axes((0.08, 0.08, 0.35, 0.35))
+    inset = ax.inset_axes((0.64, 0.45, 0.32, 0.32))
     inset.imshow(r.cosine[query].reshape(h, w), cmap="viridis")
     inset.set_xticks([])
     inset.set_yticks([])
     inset.set_title(f"cosine to position {divmod(query, w)}", fontsize=6)
 
 
+def _occlusion(ax, reports: Mapping[str, Any]) -> None:
+    labels = [f"{name}\nrelative drop {r.relative_drop():.2f}" for name, r in reports.items()]
+    x = np.arange(len(reports))
+    ax.bar(x - 0.2, [100 * r.clean_correct.mean() for r in reports.values()], 0.4, label="clean")
+    ax.bar(
+        x + 0.2, [100 * r.occluded_correct.mean() for r in reports.values()], 0.4, label="half of the cells occluded"
+    )
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("accuracy (%)")
+    ax.legend(fontsize=7)
+
+
 _PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion,
-           "position": _position}  # fmt: skip
+           "position": _position, "occlusion": _occlusion}  # fmt: skip
 
 
 def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> bytes:
