@@ -80,6 +80,7 @@ WITHOUT_MUTANT = {
     ("park2022.augmentation-hessian-calibration", "nep-augmentation"): ("skipped on vit", ""),
     ("park2022.msa-adversarial-robust", "pgd-8/255"): ("skipped on vit", ""),  # the smoke profile attacks to 4/255
     ("raghu2021.skip-dominates", "cls-high-lower"): ("contradicted on vit", ""),
+    ("naseer2021.occlusion-robust", "relative-drop-vs-resnet"): ("contradicted on vit", ""),
     ("park2022.patch-size-tradeoff", "ape-patch"): ("skipped on vit", ""),
     ("park2022.patch-size-tradeoff", "nep-patch"): ("skipped on vit", ""),
 }

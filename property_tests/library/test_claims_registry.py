@@ -36,6 +36,7 @@ CATALOGUE = {
     21: "park2022.patch-size-tradeoff",
     22: "park2022.augmentation-hessian-calibration",
     28: "dosovitskiy2021.position-embedding-2d",
+    30: "naseer2021.occlusion-robust",
 }
 
 
