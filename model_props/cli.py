@@ -124,20 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name:12s} {r.model or '(user model)':10s} {r.dataset:10s} {budget:>12s}  lr {r.lr:<8g} {r.description}"
                 )
         elif args.command == "anatomy":
-            from .anatomy import anatomy
             from .session.store import ModelStore
-            from .zoo import build_model
 
-            store = ModelStore(settings)
-            recipe = store.profile.recipes.get(args.name)
-            data = store.dataset()
-            model = build_model(
-                recipe.model if recipe else args.name,
-                num_classes=data.num_classes,
-                img_size=data.image_size,
-                arch_kwargs=recipe.arch if recipe else {},
-            )
-            print(anatomy(model))
+            print(ModelStore(settings).architecture(args.name))
         elif args.command == "seed-study":
             from .session.study import run_study
 

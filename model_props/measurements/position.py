@@ -24,7 +24,7 @@ from ..errors import NotApplicable
 from ..measures.position import cosine_similarity, near_far_contrast
 from ..zoo.wrapper import unwrap
 
-__all__ = ["EMBEDDING_NAMES", "PositionReport", "position_embedding", "position_report"]
+__all__ = ["EMBEDDING_NAMES", "PositionReport", "embedding_parameter", "position_embedding", "position_report"]
 
 EMBEDDING_NAMES = ("pos_embed", "pos_embedding", "position_embedding", "position_embeddings", "absolute_pos_embed")
 
@@ -49,7 +49,8 @@ class PositionReport:
         return cls(**{k: arrays[k] for k in ("queries", "contrast", "random_contrast", "cosine", "grid")})
 
 
-def _parameter(model: torch.nn.Module, family: str) -> tuple[str, torch.Tensor]:
+def embedding_parameter(model: torch.nn.Module, family: str) -> tuple[str, torch.nn.Parameter]:
+    """The model's one learned position embedding, by name (module docstring), and its name."""
     found = [(n, p) for n, p in unwrap(model).named_parameters() if n.rsplit(".", 1)[-1] in EMBEDDING_NAMES]
     if not found:
         raise NotApplicable(f"{family} has no learned position embedding (no parameter named {' or '.join(EMBEDDING_NAMES)})")  # fmt: skip
@@ -60,7 +61,7 @@ def _parameter(model: torch.nn.Module, family: str) -> tuple[str, torch.Tensor]:
 
 def position_embedding(model: torch.nn.Module, anat: Anatomy) -> tuple[np.ndarray, int, int]:
     """The (h*w, C) learned embedding of the spatial tokens in row-major order, and the grid (h, w)."""
-    name, param = _parameter(model, anat.family)
+    name, param = embedding_parameter(model, anat.family)
     t = param.detach().float().cpu()
     if t.ndim == 4 and t.shape[0] == 1:  # (1, C, h, w)
         return t[0].flatten(1).T.numpy(), int(t.shape[2]), int(t.shape[3])

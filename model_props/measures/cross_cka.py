@@ -1,7 +1,8 @@
 """Cross-model minibatch CKA: every unit of one model against every unit of another, on the same images (Raghu
 et al. 2021, Fig. 1-2; Nguyen, Raghu & Kornblith 2021; design Sec. 6).
 
-The estimator is :mod:`.cka`'s, with the two Gram matrices taken from two models: for a batch of n images,
+The estimator is :mod:`.cka`'s (:func:`~.cka.hsic_matrix` over both models' Gram matrices at once), with the two
+Gram matrices taken from two models: for a batch of n images,
 unit a of model A gives K = X_a X_a^T and unit b of model B gives L = Y_b Y_b^T, and
 
     HSIC_1(K, L) = [ tr(K~ L~) + (1^T K~ 1)(1^T L~ 1) / ((n-1)(n-2)) - 2/(n-2) 1^T K~ L~ 1 ] / (n (n-3))
@@ -22,33 +23,23 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .cka import gram
+from .cka import gram, hsic_matrix
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["cross_hsic", "CrossMinibatchCKA"]
+__all__ = ["joint_hsic", "CrossMinibatchCKA"]
 
 
-def _zero_diagonal(grams: torch.Tensor) -> torch.Tensor:
-    k = grams.clone()
-    k.diagonal(dim1=-2, dim2=-1).zero_()
-    return k
-
-
-def cross_hsic(grams_a: torch.Tensor, grams_b: torch.Tensor) -> torch.Tensor:
-    """Unbiased HSIC between every (Ua, n, n) Gram of A and every (Ub, n, n) Gram of B -> (Ua, Ub). n >= 4."""
-    (ua, n, _), ub = grams_a.shape, grams_b.shape[0]
-    if grams_b.shape[1:] != (n, n):
+def joint_hsic(grams_a: torch.Tensor, grams_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Unbiased HSIC of one batch: (Ua, Ub) between every Gram of A (Ua, n, n) and every Gram of B (Ub, n, n),
+    and each unit's own HSIC_1(K, K) for A (Ua,) and B (Ub,): blocks of one :func:`~.cka.hsic_matrix`. n >= 4."""
+    if grams_a.shape[1:] != grams_b.shape[1:]:
         raise ValueError(f"Grams of one batch of the same images expected, got {tuple(grams_a.shape)} and {tuple(grams_b.shape)}")  # fmt: skip
-    if n < 4:
-        raise ValueError(f"the unbiased HSIC estimator needs a batch of at least 4, got n={n}")
-    k, l_ = _zero_diagonal(grams_a), _zero_diagonal(grams_b)
-    fk, fl = k.reshape(ua, n * n), l_.reshape(ub, n * n)
-    trace = fk @ fl.T  # tr(K~ L~) for symmetric Grams
-    sums = torch.outer(fk.sum(dim=1), fl.sum(dim=1))
-    rows = k.sum(dim=2) @ l_.sum(dim=2).T  # 1^T K~ L~ 1
-    return (trace + sums / ((n - 1) * (n - 2)) - 2.0 / (n - 2) * rows) / (n * (n - 3))
+    ua = len(grams_a)
+    hsic = hsic_matrix(torch.cat([grams_a, grams_b]))
+    own = hsic.diagonal()
+    return hsic[:ua, ua:], own[:ua], own[ua:]
 
 
 class CrossMinibatchCKA:
@@ -61,11 +52,11 @@ class CrossMinibatchCKA:
 
     def update(self, features_a: Sequence[torch.Tensor], features_b: Sequence[torch.Tensor]) -> None:
         """One batch of the same images: a feature tensor (n, ...) per unit of A and per unit of B."""
-        ga = torch.stack([gram(f) for f in features_a])
-        gb = torch.stack([gram(f) for f in features_b])
-        self.cross.append(cross_hsic(ga, gb))
-        self.own_a.append(torch.stack([cross_hsic(g[None], g[None])[0, 0] for g in ga]))
-        self.own_b.append(torch.stack([cross_hsic(g[None], g[None])[0, 0] for g in gb]))
+        cross, own_a, own_b = joint_hsic(torch.stack([gram(f) for f in features_a]),
+                                         torch.stack([gram(f) for f in features_b]))  # fmt: skip
+        self.cross.append(cross)
+        self.own_a.append(own_a)
+        self.own_b.append(own_b)
 
     def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
         """CKA (Ua, Ub) from all batches, or from the given batch indices (e.g. a bootstrap resample)."""

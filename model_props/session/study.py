@@ -162,10 +162,12 @@ def _merge(per_seed: list[dict[str, Any]], settings: Settings, only: Sequence[st
 
 def _claim_ids(patterns: Sequence[str]) -> list[str]:
     """The ids of the claims that match the globs, in catalogue order; a glob that matches none is an error."""
+    matched: set[str] = set()
     for pattern in patterns:
-        if not list_claims(pattern):
+        found = {c.id for c in list_claims(pattern)}
+        if not found:
             raise StudyError(f"--add {pattern!r} matches no claim; valid: {choices(c.id for c in list_claims())}")
-    matched = {c.id for p in patterns for c in list_claims(p)}
+        matched |= found
     return [c.id for c in list_claims() if c.id in matched]
 
 

@@ -60,8 +60,7 @@ from torch import nn
 from ..anatomy import anatomy
 from ..errors import ModelPropsError, choices
 from ..measurements.lesion import key_units, removable_units
-from ..measurements.position import EMBEDDING_NAMES as POSITION_NAMES
-from ..measurements.position import position_embedding
+from ..measurements.position import embedding_parameter, position_embedding
 from ..zoo.resnet import SpatialSmoothing
 from ..zoo.wrapper import unwrap
 from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, TokenBlur
@@ -153,7 +152,7 @@ def _checkerboard_positions(net: nn.Module, anat) -> None:
     _, h, w = position_embedding(net, anat)  # NotApplicable where there is none, or no grid
     rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
     sign = 1.0 - 2.0 * ((rows + cols) % 2).float()  # +1 on white squares, -1 on black ones
-    param = next(p for n, p in net.named_parameters() if n.rsplit(".", 1)[-1] in POSITION_NAMES)
+    _, param = embedding_parameter(net, anat.family)
     with torch.no_grad():
         if param.ndim == 4:  # (1, C, h, w)
             param.mul_(sign)

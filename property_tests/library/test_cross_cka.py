@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_props.measures.cka import MinibatchCKA
-from model_props.measures.cross_cka import CrossMinibatchCKA, cross_hsic
+from model_props.measures.cross_cka import CrossMinibatchCKA, joint_hsic
 
 
 def naive_hsic(x: np.ndarray, y: np.ndarray) -> float:
@@ -28,14 +28,16 @@ def naive_hsic(x: np.ndarray, y: np.ndarray) -> float:
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(4, 12), st.integers(1, 3), st.integers(1, 3), st.integers(0, 2**31 - 1))
-def test_cross_hsic_equals_naive_sums(n, ua, ub, seed):
+def test_joint_hsic_equals_naive_sums(n, ua, ub, seed):
     rng = np.random.default_rng(seed)
     xs = [rng.standard_normal((n, int(rng.integers(1, 6)))) for _ in range(ua)]
     ys = [rng.standard_normal((n, int(rng.integers(1, 6)))) for _ in range(ub)]
     grams = [torch.stack([torch.from_numpy(f @ f.T) for f in fs]) for fs in (xs, ys)]
-    got = cross_hsic(*grams).numpy()
+    cross, own_a, own_b = joint_hsic(*grams)
     expected = np.array([[naive_hsic(x, y) for y in ys] for x in xs])
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(cross.numpy(), expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(own_a.numpy(), [naive_hsic(x, x) for x in xs], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(own_b.numpy(), [naive_hsic(y, y) for y in ys], rtol=1e-9, atol=1e-9)
 
 
 def _features(rng, batches=6, n=32, units=3, p=8):
@@ -96,7 +98,7 @@ def test_unbiased_cka_of_independent_random_features_is_near_zero_where_the_bias
 
 def test_batches_of_other_images_are_refused():
     with pytest.raises(ValueError, match="same images"):
-        cross_hsic(torch.zeros(1, 8, 8), torch.zeros(1, 6, 6))
+        joint_hsic(torch.zeros(1, 8, 8), torch.zeros(1, 6, 6))
 
 
 def test_a_model_against_itself_on_the_same_images_gives_its_own_units_report_cka(model_store, dataset):
