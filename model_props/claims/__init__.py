@@ -13,7 +13,15 @@ from __future__ import annotations
 import fnmatch
 
 from ..errors import ModelPropsError, choices
-from . import dosovitskiy2021, naseer2021, park2022, park2022_landscape, park2022_robustness, raghu2021
+from . import (
+    dosovitskiy2021,
+    naseer2021,
+    park2022,
+    park2022_landscape,
+    park2022_robustness,
+    raghu2021,
+    raghu2021_similarity,
+)
 from .base import Claim, Paper, Part
 from .evaluation import evaluate_architecture, evaluate_checkpoint
 from .outcome import ClaimContradicted, ClaimOutcome, ExpectationMoved, PartOutcome
@@ -35,7 +43,15 @@ __all__ = [
     "PartOutcome",
 ]
 
-_MODULES = (park2022, park2022_landscape, park2022_robustness, raghu2021, dosovitskiy2021, naseer2021)
+_MODULES = (
+    park2022,
+    park2022_landscape,
+    park2022_robustness,
+    raghu2021,
+    raghu2021_similarity,
+    dosovitskiy2021,
+    naseer2021,
+)
 CLAIMS: dict[str, Claim] = {c.id: c for module in _MODULES for c in module.CLAIMS}
 SOURCES: dict[str, str] = {c.id: module.__name__ for module in _MODULES for c in module.CLAIMS}  # where each is defined
 

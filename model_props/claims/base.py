@@ -45,7 +45,7 @@ __all__ = [
 
 Measurement = Literal[
     "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion",
-    "position", "occlusion",
+    "position", "occlusion", "cross",
 ]  # what the claim's figure shows  # fmt: skip
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
@@ -86,12 +86,20 @@ class Part:
     checkpoint: Checkpoint = "final"  # of the subject and of versus
     subject: str | None = None  # a recipe of the profile; None: the model under test
     undefined: str = ""  # when the statistic is undefined (NaN), e.g. "no negative eigenvalue"; a NaN is else an error
+    partner: str | None = None  # a pair report's other model (a recipe of the profile), e.g. cross-model CKA
+
+    @property
+    def reads(self) -> str:
+        """The report the part reads, as the store names it: ``kind``, or ``kind@partner`` for a pair report."""
+        return self.report if self.partner is None else f"{self.report}@{self.partner}"
 
     @property
     def label(self) -> str:
         """The statistic's name, with the models it reads and their checkpoint."""
         who = self.subject or "model"
         at = " at end of warm-up" if self.checkpoint == "warmup" else ""
+        if self.partner:
+            return f"{self.statistic_name}{at} ({who} against {self.partner})"
         if self.versus:
             return f"{self.statistic_name}{at} ({who} - {self.versus})"
         return f"{self.statistic_name}{at}" + (f" of {self.subject}" if self.subject else "")
@@ -133,6 +141,7 @@ class Claim:
                 p.report,
                 p.checkpoint,
                 p.subject,
+                *([p.partner] if p.partner is not None else []),  # (parts without one hash as they always did)
             )
             for p in self.parts
         ]
@@ -141,7 +150,7 @@ class Claim:
     @property
     def named_models(self) -> list[str]:
         """The recipes the parts name (subjects and comparisons), in order."""
-        names = [n for p in self.parts for n in (p.subject, p.versus) if n]
+        names = [n for p in self.parts for n in (p.subject, p.versus, p.partner) if n]
         return list(dict.fromkeys(names))
 
     def skip_reason(self, anat: Anatomy, model: str | None = None, recipes: Any = None) -> str | None:

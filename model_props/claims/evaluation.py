@@ -63,14 +63,14 @@ def _undefined(part: Part, model: str, value: float, where: str) -> str:
 
 def _checkpoint_part(part: Part, model: str, reports: Reports, level: float, seed: int, n_boot: int) -> PartOutcome:
     stat = part.statistic
-    subject = reports(part.subject, part.report, part.checkpoint)
+    subject = reports(part.subject, part.reads, part.checkpoint)
     n = subject.report.size(part.sampling)
     value = point_value(part, subject.report)  # raises NotApplicable before any resampling
     if math.isnan(value):
         return PartOutcome(part, "skipped", reason=_undefined(part, part.subject or model, value, "on its sample"))
     if part.versus is None:
         return measured(part, bootstrap(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot))
-    other = reports(part.versus, part.report, part.checkpoint)
+    other = reports(part.versus, part.reads, part.checkpoint)
     if math.isnan(point_value(part, other.report)):
         return PartOutcome(part, "skipped", reason=_undefined(part, part.versus, math.nan, f"on {part.versus}"))
     m = other.report.size(part.sampling)

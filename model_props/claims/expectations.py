@@ -139,7 +139,8 @@ class SeedStudy:
         reasons = [f"the claim's {what} changed" for what in ("rules", "statistics") if now[what] != then.get(what)]
         reasons += [f"the {k} measurement {what} changed" for what, by_kind in (("code", "measurement"), ("settings", "settings"))
                     for k, v in now[by_kind].items() if then.get(by_kind, {}).get(k) != v]  # fmt: skip
-        for name in sorted({m for record in entry["parts"].values() for m in record["values"]}):
+        read = {m for record in entry["parts"].values() for m in record["values"]}
+        for name in sorted(read | {p.partner for p in claim.parts if p.partner and read}):  # a pair's other model
             recipe = self.recipes.get(name, {})
             if name not in profile.recipes or recipe.get("fingerprint") != recipe_fingerprint(profile, name):
                 reasons.append(f"recipe {name!r} or the training code changed")

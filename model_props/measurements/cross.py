@@ -21,7 +21,7 @@ from ..data import Split
 from ..errors import NotApplicable
 from ..measures.cross_cka import CrossMinibatchCKA
 
-__all__ = ["CrossReport", "measure_cross_cka"]
+__all__ = ["CrossReport", "PairReports", "measure_cross_cka"]
 
 
 @dataclass
@@ -50,6 +50,25 @@ class CrossReport:
         cka = CrossMinibatchCKA()
         cka.cross, cka.own_a, cka.own_b = (list(torch.from_numpy(arrays[k])) for k in ("cross", "own_a", "own_b"))
         return cls(arrays["depth_a"], arrays["depth_b"], cka)
+
+
+@dataclass
+class PairReports:
+    """A model against another (``against``), against a second training seed of itself (``control``: what
+    "similar" means between two runs of one recipe) and against a randomly initialised copy of the other model
+    (``null``), all on the same images and batches, so a statistic over them is paired by batch."""
+
+    against: CrossReport
+    control: CrossReport
+    null: CrossReport
+
+    def size(self, sampling: str) -> int:
+        """Sampling unit: ``batches`` (the same batches in all three)."""
+        return self.against.size(sampling)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {f"{which}.{k}": v for which in ("against", "control", "null")
+                for k, v in getattr(self, which).to_arrays().items()}  # fmt: skip
 
 
 @torch.no_grad()

@@ -15,7 +15,10 @@ attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM 
 lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 position    :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
 occlusion   :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
+cross       :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of every unit of A against every unit of B)
 ==========  ==========================================  ================================================
+
+A *pair* kind (``cross``) is measured on two models (``measure(..., other=...)``) and keyed by both identities.
 
 A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
 and verified through the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
@@ -44,6 +47,7 @@ from ..training.recipes import MeasurementSettings
 from .attack import AttackReport, attack_report
 from .cache import load_report, report_entry, save_report
 from .corruption import CorruptionReport, corruption_report
+from .cross import CrossReport, measure_cross_cka
 from .fit import FitReport, fit_report
 from .lesion import LesionReport, lesion_report
 from .noise import NoiseReport, noise_report
@@ -63,7 +67,18 @@ __all__ = [
     "code_hash",
 ]
 
-ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "lesion", "position", "occlusion"]
+ReportKind = Literal[
+    "units",
+    "spectrum",
+    "fit",
+    "noise",
+    "corruption",
+    "attack",
+    "lesion",
+    "position",
+    "occlusion",
+    "cross",
+]
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
 MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
@@ -87,7 +102,7 @@ class MeasureInput:
         return self.identity is not None and "+" in self.identity
 
 
-Compute = Callable[[MeasureInput, MeasurementSettings, int, str], Any]
+Compute = Callable[..., Any]  # (input, settings, seed, device) -> report; a pair kind also takes the other input
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,7 @@ class Kind:
     settings: tuple[str, ...]  # the MeasurementSettings fields it reads
     reads_anatomy: bool = False
     uses_loss: bool = False
+    pair: bool = False  # measured on two models (``measure(..., other=...)``)
 
 
 def _units(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> UnitReport:
@@ -146,6 +162,11 @@ def _attack(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -
     )
 
 
+def _cross(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, other: MeasureInput) -> CrossReport:
+    return measure_cross_cka(inp.model, inp.anatomy, other.model, other.anatomy, inp.test, n_images=m.n_images,
+                             batch_size=m.batch_size, seed=seed, device=device)  # fmt: skip
+
+
 def _lesion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> LesionReport:
     return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)
 
@@ -175,6 +196,7 @@ REPORT_KINDS: dict[str, Kind] = {
     "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
     "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
     "occlusion": Kind(_occlusion, OcclusionReport, _M + "occlusion", ("corruption_images",)),
+    "cross": Kind(_cross, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
 }
 
 
@@ -194,9 +216,11 @@ def code_hash(kind: str, mutant: bool = False) -> str:
     return source_hash(*code_modules(kind, mutant))
 
 
-def measurement_key(kind: str, inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> str:
+def measurement_key(
+    kind: str, inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, other: MeasureInput | None = None
+) -> str:
     spec = REPORT_KINDS[kind]
-    key = {
+    key: dict[str, Any] = {
         "kind": kind,
         "model": inp.identity,
         "dataset": inp.dataset,
@@ -206,6 +230,9 @@ def measurement_key(kind: str, inp: MeasureInput, m: MeasurementSettings, seed: 
         "code": code_hash(kind, inp.is_mutant),
         "loss": repr(inp.loss) if spec.uses_loss else None,
     }
+    if other is not None:  # a pair: both identities and datasets, and the mutants' code if either is one
+        key.update(model=[inp.identity, other.identity], dataset=[inp.dataset, other.dataset],
+                   code=code_hash(kind, inp.is_mutant or other.is_mutant))  # fmt: skip
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -218,26 +245,31 @@ def measure(
     device: str = "cpu",
     cache_dir: Path | None = None,
     remeasure: bool = False,
+    other: MeasureInput | None = None,
 ) -> Any:
-    """The ``kind`` report of a model: from the measurement cache, or measured now (and cached)."""
+    """The ``kind`` report of a model (of the pair ``inp``, ``other`` for a pair kind): from the measurement
+    cache, or measured now (and cached)."""
     if kind not in REPORT_KINDS:
         raise MeasurementError(f"unknown measurement kind={kind!r}; valid: {choices(REPORT_KINDS)}")
-    compute = REPORT_KINDS[kind].compute
-    if cache_dir is None or inp.identity is None:
-        return compute(inp, m, seed, device)
-    entry = report_entry(cache_dir, kind, measurement_key(kind, inp, m, seed, device))
+    spec = REPORT_KINDS[kind]
+    if spec.pair != (other is not None):
+        raise MeasurementError(f"kind={kind!r} is measured on {'two models' if spec.pair else 'one model'}")
+    args = (inp, m, seed, device, *([other] if other is not None else []))
+    if cache_dir is None or inp.identity is None or (other is not None and other.identity is None):
+        return spec.compute(*args)
+    entry = report_entry(cache_dir, kind, measurement_key(kind, inp, m, seed, device, other))
     with entry.locked():
-        cached = None if remeasure else load_report(entry, REPORT_KINDS[kind].report, inp.anatomy.spatial_units)
+        cached = None if remeasure else load_report(entry, spec.report, inp.anatomy.spatial_units)
         if cached is not None:
             return cached
         start = time.perf_counter()
-        report = compute(inp, m, seed, device)
+        report = spec.compute(*args)
         meta = {
             "kind": kind,
-            "model": inp.name,
-            "identity": inp.identity,
+            "model": inp.name if other is None else [inp.name, other.name],
+            "identity": inp.identity if other is None else [inp.identity, other.identity],
             "seconds": round(time.perf_counter() - start, 2),
-            "code": code_hash(kind, inp.is_mutant),
+            "code": code_hash(kind, inp.is_mutant or (other is not None and other.is_mutant)),
         }
         entry.write({"report": save_report(report)}, meta, device=device)
         return report

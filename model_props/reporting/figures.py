@@ -14,7 +14,10 @@
   learned and of a random embedding in the legend, and the similarity map of one query position in an inset
   (Dosovitskiy et al. Fig. 7 centre);
 - occlusion: clean and occluded accuracy of every model of the comparison, the relative drop in the labels
-  (Naseer et al. Fig. 3).
+  (Naseer et al. Fig. 3);
+- cross-model CKA: three heatmaps side by side, the model against the other model, against a second seed of
+  its own recipe (the seed control) and against the other model untrained (the null), each part's statistic
+  and its value on the null in the titles (Raghu et al. Fig. 1-2).
 """
 
 from __future__ import annotations
@@ -203,6 +206,27 @@ def _occlusion(ax, reports: Mapping[str, Any]) -> None:
     ax.legend(fontsize=7)
 
 
+def _cross_heatmaps(fig, axes, claim: Any, model: str, partner: str, reports: Any) -> None:
+    """The pair reports' CKA matrices (rows: the model's units, columns: the other's) on one colour scale."""
+    from ..claims.raghu2021_similarity import NULLS
+
+    every = np.arange(reports.size("batches"))
+    parts = [p for p in claim.parts if p.partner == partner]
+    stats = "; ".join(f"{p.name} {p.statistic(reports, every):+.3f} (null {NULLS[p.name](reports, every):+.3f})"
+                      for p in parts if p.name in NULLS)  # fmt: skip
+    titles = {"against": partner, "control": f"a second seed of {model} (seed control)",
+              "null": f"{partner}, untrained (null)"}  # fmt: skip
+    for ax, (which, title) in zip(axes, titles.items(), strict=True):
+        pair = getattr(reports, which)
+        im = ax.imshow(pair.cka.compute().numpy(), vmin=0, vmax=1, cmap="magma", origin="lower", aspect="auto",
+                       extent=(-0.5, len(pair.depth_b) - 0.5, -0.5, len(pair.depth_a) - 0.5))  # fmt: skip
+        ax.set_title(f"{model} against {title}", fontsize=8)
+        ax.set_xlabel(f"unit of {title.split(' (')[0]}")
+        ax.set_ylabel(f"unit of {model}")
+    fig.colorbar(im, ax=axes[-1], label="minibatch CKA (unbiased HSIC)")
+    axes[1].text(0.5, -0.22, stats, transform=axes[1].transAxes, ha="center", va="top", fontsize=7, wrap=True)
+
+
 _PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion,
            "position": _position, "occlusion": _occlusion}  # fmt: skip
 
@@ -219,7 +243,13 @@ def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], An
         by_kind.setdefault(kind, {})[name if checkpoint == "final" else f"{name} ({checkpoint})"] = report
     units = by_kind.pop("units", {}).get(model)
     spectra = by_kind.pop("spectrum", {})
-    panels = (1 if units is not None or not reports else 0) + (2 if spectra else 0) + len(by_kind)
+    pairs = {kind: by_kind.pop(kind) for kind in list(by_kind) if "@" in kind}  # cross@partner: 3 heatmaps each
+    panels = (
+        (1 if units is not None or not reports else 0)
+        + (2 if spectra else 0)
+        + len(by_kind)
+        + 3 * sum(map(len, pairs.values()))
+    )
     fig, grid = plt.subplots(1, panels, figsize=(5.5 * panels, 4), dpi=100, squeeze=False)
     axes = list(grid[0])
     if units is not None or not reports:
@@ -230,6 +260,9 @@ def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], An
         _spectra((axes.pop(0), axes.pop(0)), spectra)
     for kind, kind_reports in by_kind.items():
         _PANELS[kind](axes.pop(0), kind_reports)
+    for kind, kind_reports in pairs.items():
+        for name, pair_reports in kind_reports.items():
+            _cross_heatmaps(fig, [axes.pop(0) for _ in range(3)], claim, name, kind.split("@")[1], pair_reports)
     fig.suptitle(f"{claim.id} — {model}", fontsize=9)
     fig.tight_layout()
     buf = io.BytesIO()

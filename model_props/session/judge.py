@@ -45,7 +45,7 @@ class Judgement:
 
 
 def _reads(part: Part, model: str) -> list[str]:
-    return list(dict.fromkeys(n for n in (part.subject or model, part.versus) if n))
+    return list(dict.fromkeys(n for n in (part.subject or model, part.versus, part.partner) if n))
 
 
 class _Live:
@@ -103,7 +103,7 @@ class _Live:
         if (folder := self.store.folder(self.tested.dataset)) is not None:
             if (reason := self._folder_skip(part, folder)) is not None:
                 return f"{reason} ({self.tested.name} is measured on {folder.root})"
-        elif part.versus or part.subject:
+        elif part.versus or part.subject or part.partner:
             size = self.store.dataset(self.tested.dataset).image_size
             reference = self.store.dataset().image_size
             if size != reference:
@@ -142,7 +142,7 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> ClaimO
 
     def per_seed(part: Part, name: str | None) -> list[float | None]:
         if name is None or name == tested.name:
-            return [point_value(part, store.report_for(r, part.report)) for r in replicas]
+            return [point_value(part, store.report_for(r, part.reads)) for r in replicas]
         if study is None:
             raise NotApplicable(f"an architecture comparison needs {name}'s seeds, and profile {store.profile.name!r} "
                                 "has no seed study")  # fmt: skip

@@ -1,5 +1,6 @@
-"""Training ahead of the tests: the profile's recipes a session reads that the cache lacks, several at once on the
-session's executor (a local Dask cluster, or a running one), before the first test needs them."""
+"""Training ahead of the tests: the profile's recipes a session reads that the cache lacks (and the seed controls
+that pair reports read of them), several at once on the session's executor (a local Dask cluster, or a running
+one), before the first test needs them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import functools
 import os
 
 from ..training.checkpoints import is_cached
+from ..training.recipes import Recipe
 from ..zoo.pretrained import parse_pretrained
+from .pairs import seed_controls
 from .store import ModelStore
 
 __all__ = ["pretrain", "compares_with_references"]
@@ -20,6 +23,10 @@ def compares_with_references(store: ModelStore) -> bool:
         name in store.profile.recipes or (parse_pretrained(name) is None and not store.settings.img_size)
         for name in store.models_under_test()
     )
+
+
+def _control(store: ModelStore, recipe: Recipe) -> str:
+    return f" seed {recipe.seed} (seed control)" if recipe.seed != store.recipe(recipe.name).seed else ""
 
 
 def pretrain(store: ModelStore, names: list[str]) -> list[str]:
@@ -41,18 +48,24 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
         until[name] = store.last_checkpoint_needed(name)
         if not is_cached(recipe, s.cache_dir, until[name]):
             todo.append(recipe)
+    for name, (control, checkpoint) in seed_controls(store, names).items():  # pair parts read them (cross CKA)
+        if not is_cached(control, s.cache_dir, until.setdefault(name, checkpoint)):
+            todo.append(control)
     workers = min(len(todo), s.workers or os.cpu_count() or 1)
     if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
         return []
     for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
         store.dataset(recipe.dataset)
     where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
-    store.notify(f"training {len(todo)} models, {where}: " + ", ".join(f"{r.name} ({until[r.name]})" for r in todo))
+    store.notify(
+        f"training {len(todo)} models, {where}: "
+        + ", ".join(f"{r.name}{_control(store, r)} ({until[r.name]})" for r in todo)
+    )
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
     with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
         for recipe, metrics in runner.map(train, todo):
             store.notify(
-                f"trained {recipe.name} in {metrics['train_seconds']:.0f} s: "
+                f"trained {recipe.name}{_control(store, recipe)} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
             )
     return [r.name for r in todo]

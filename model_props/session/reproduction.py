@@ -116,7 +116,7 @@ def reproduce(store: ModelStore, name: str) -> Reproduction:
             if isinstance(source, str):
                 live = store.get(name, "warmup" if source == "warmup" else "final").metrics["test_accuracy"]
             else:
-                live = point_value(source, store.report(name, source.report, source.checkpoint))
+                live = point_value(source, store.report(name, source.reads, source.checkpoint))
         except NotApplicable:
             continue
         found = _check(what, values, live)

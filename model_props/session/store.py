@@ -14,7 +14,7 @@ from ..anatomy import Anatomy, anatomy
 from ..cache import sha256_file
 from ..claims.expectations import SeedStudy, load_study
 from ..data import ImageDataset, Split, load_dataset
-from ..measurements.registry import MeasureInput, measure
+from ..measurements.registry import MeasureInput
 from ..measurements.spectrum import TrainingLoss
 from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
@@ -22,6 +22,7 @@ from ..training.profiles import Profile
 from ..training.recipes import MeasurementSettings, Recipe
 from ..zoo import build_model, check_model, load_checkpoint, parse_spec
 from ..zoo.pretrained import parse_pretrained
+from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
 from .settings import Settings
 from .tested import ModelUnderTest
@@ -108,7 +109,8 @@ class ModelStore:
         needed: dict[str, set[str]] = {n: {"final"} for n in self.models_under_test()}
         for claim in list_claims():
             for part in claim.parts:
-                for name in [part.subject, part.versus] if part.subject else [*self.models_under_test(), part.versus]:
+                models = [part.subject] if part.subject else self.models_under_test()
+                for name in [*models, part.versus, part.partner]:
                     if name:
                         needed.setdefault(name, set()).add(part.checkpoint)
         return needed
@@ -123,6 +125,12 @@ class ModelStore:
         key = (name, "final" if name in self.settings.checkpoints else checkpoint)
         if key not in self._models:
             self._models[key] = self._build(name, checkpoint)
+        return self._models[key]
+
+    def kept(self, key: tuple[str, str], build: Callable[[], ModelUnderTest]) -> ModelUnderTest:
+        """The model kept under ``key`` (label, checkpoint), built once a session (e.g. a seed control)."""
+        if key not in self._models:
+            self._models[key] = build()
         return self._models[key]
 
     def replicas(self, name: str) -> list[ModelUnderTest]:
@@ -162,18 +170,10 @@ class ModelStore:
     def report_for(self, tested: ModelUnderTest, kind: str) -> Any:
         """The ``kind`` report of any model (a stored one, or a mutant): once a session, and from the
         measurement cache when its inputs did not change."""
-        s = self.settings
         identity = tested.identity  # None: a model without an identity is measured each time
         if identity is None or (identity, kind) not in self._reports:
-            report = measure(
-                kind,
-                self.measure_input(tested),
-                self.measurement_settings(tested),
-                seed=s.seed,
-                device=s.device,
-                cache_dir=s.cache_dir,
-                remeasure=s.remeasure,
-            )
+            base, _, partner = kind.partition("@")  # "cross@resnet": a pair report against the recipe resnet
+            report = pair_reports(self, tested, base, partner) if partner else measured(self, kind, tested)
             if identity is None:
                 return report
             self._reports[(identity, kind)] = report

@@ -82,7 +82,7 @@ def part_reads(store: ModelStore, only: Sequence[str] | None = None) -> Iterator
 def reports_read(settings: Settings, seed: int, only: Sequence[str] | None = None) -> list[Request]:
     """Every (seed, model, report kind, checkpoint) that :func:`seed_estimates` reads for ``seed``."""
     wanted = {
-        (seed, name, read.part.report, read.part.checkpoint): None
+        (seed, name, read.part.reads, read.part.checkpoint): None
         for read in part_reads(seed_store(settings, seed), only)
         if read.part is not None
         for name in read.names
@@ -112,7 +112,7 @@ def seed_estimates(settings: Settings, seed: int, only: Sequence[str] | None = N
             if name in record["values"] or name in record["unreadable"]:
                 continue
             try:
-                report = store.report(name, part.report, part.checkpoint)
+                report = store.report(name, part.reads, part.checkpoint)
                 record["values"][name] = _value(point_value(part, report))
             except NotApplicable as exc:  # the statistic finds nothing to read in this model's report
                 record["unreadable"][name] = str(exc)
@@ -211,7 +211,9 @@ def run_study(
     if only is None:
         names = profile.references + profile.variants
     else:  # the models the added claims read (the same for every seed)
-        names = sorted({name for _, name, _, _ in reports_read(settings, seeds[0], only)})
+        read = {name for _, name, _, _ in reports_read(settings, seeds[0], only)}
+        partners = {p.partner for c in _claims(only) for p in c.parts if p.partner}  # read inside a pair report
+        names = sorted(read | partners)
     base = _study_to_extend(path, seeds, settings, names) if only is not None else None
     until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]

@@ -39,6 +39,10 @@ module structure of their base model, so its anatomy adapter and capture taps st
   radius in (0.5 pi, pi] (the 0.7-0.9 pi noise bands), so noise there cannot change a prediction: a ResNet
   that ignores high frequencies loses less than the ViT under high-frequency noise (false: claim 11). (A ViT
   made immune to low frequencies cannot show claim 11 false: the smoke ResNet already loses nothing there.)
+- ``class-evidence-embedding`` (ViT): every token of the patch embedding gains ``1e3 * p W``, where ``p`` is the
+  softmax output of a frozen copy of the unmutated ViT on the same image and ``W`` a fixed random projection:
+  from the first unit on, the ViT's representation is its class evidence, which ResNet's deepest units hold and
+  its first ones do not (false: claim 27's part that ViT's lower units resemble ResNet's lower-to-middle units).
 - ``checkerboard-positions`` (a model with a learned position embedding): the embedding of every other grid
   position is negated, like the black squares of a checkerboard, so each patch's four nearest neighbours carry
   the negatives of embeddings like its own and nearby patches are the least similar (false: claim 28). A
@@ -108,6 +112,20 @@ def _amplified_branches(net: nn.Module) -> None:
 def _scrambled_mlps(net: nn.Module) -> None:
     for i, blk in enumerate(_transformer_blocks(net)):
         blk.mlp = RandomFeatures(blk.norm2.normalized_shape[0], gain=100.0 * 10.0**i, freq=30.0, seed=i)
+
+
+def _class_evidence_embedding(net: Any) -> None:  # a timm VisionTransformer
+    reference = copy.deepcopy(net).eval()  # outside the module tree: the anatomy and the taps never see it
+    classes: int = net.num_classes
+    proj = torch.randn(classes, net.patch_embed.proj.out_channels, generator=torch.Generator().manual_seed(0))
+    proj /= classes**0.5
+
+    def add_evidence(_m: nn.Module, args: tuple[torch.Tensor, ...], out: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            evidence = reference.to(out.device)(args[0]).softmax(dim=-1) @ proj.to(out.device)
+        return out + 1e3 * evidence[:, None, :]
+
+    net.patch_embed.register_forward_hook(add_evidence)
 
 
 class Sharpen(SpatialSmoothing):
@@ -201,6 +219,7 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "highpass-attention": _highpass_attention,
     "blur-convs": _blur_convs,
     "scrambled-mlps": _scrambled_mlps,
+    "class-evidence-embedding": _class_evidence_embedding,
     "amplified-branches": _amplified_branches,
     "inverted-attention-distance": _inverted_attention_distance,
     "sharpening-smoothing": _sharpening_smoothing,

@@ -50,6 +50,12 @@ MUTANT_FOR = {
     ("park2022.vit-no-overfit-small-data", "train-nll-vit_small"): ("vit", "vit_quarter", "final", "rolled-classes"),
     ("park2022.augmentation-hessian-calibration", "ece-augmentation"): ("vit", "vit_noaug", "final", "rolled-classes"),
     ("dosovitskiy2021.position-embedding-2d", "near-minus-far"): ("vit", "vit", "final", "checkerboard-positions"),
+    ("raghu2021.vit-lower-like-resnet-mid", "lower-like-resnet-mid"): (
+        "vit",
+        "vit",
+        "final",
+        "class-evidence-embedding",
+    ),  # fmt: skip
 }
 
 # (claim id, part) -> (what checks the reason, the reason). "contradicted on REF": the study's verdict on REF is
@@ -81,6 +87,7 @@ WITHOUT_MUTANT = {
     ("park2022.msa-adversarial-robust", "pgd-8/255"): ("skipped on vit", ""),  # the smoke profile attacks to 4/255
     ("raghu2021.skip-dominates", "cls-high-lower"): ("contradicted on vit", ""),
     ("naseer2021.occlusion-robust", "relative-drop-vs-resnet"): ("contradicted on vit", ""),
+    ("raghu2021.vit-lower-like-resnet-mid", "upper-unmatched"): ("contradicted on vit", ""),
     ("park2022.patch-size-tradeoff", "ape-patch"): ("skipped on vit", ""),
     ("park2022.patch-size-tradeoff", "nep-patch"): ("skipped on vit", ""),
 }

@@ -22,7 +22,8 @@ def used(model_store):
 
 @pytest.mark.parametrize("claim_id, model", [("park2022.msa-lowpass", "vit"),  # a unit report
                                              ("park2022.lesion-stage-pattern", "resnet"),
-                                             ("park2022.msa-adversarial-robust", "vit")])  # fmt: skip
+                                             ("park2022.msa-adversarial-robust", "vit"),
+                                             ("raghu2021.vit-lower-like-resnet-mid", "vit")])  # a pair report  # fmt: skip
 def test_a_stored_figure_is_returned_without_drawing(tmp_path, model_store, monkeypatch, claim_id, model):
     claim = get_claim(claim_id)
     reports = judge(model_store, claim, model_store.get(model)).used

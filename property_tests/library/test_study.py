@@ -208,3 +208,18 @@ def test_the_verdict_table_tells_a_moved_expectation_from_a_known_failure():
         ]
     )
     assert "moved +0.1 a5" in lines[1] and "xfail -0.2 a5" in lines[1], lines
+
+
+def test_a_pair_claims_entry_goes_stale_with_the_other_models_recipe():
+    """Claim 27 reads ResNet inside its pair reports (not as a model of its own): a change to the resnet recipe
+    stales its entry too."""
+    import dataclasses
+
+    committed = load_study("smoke")
+    profile = load_profile("smoke")
+    claim = get_claim("raghu2021.vit-lower-like-resnet-mid")
+    assert committed.stale(claim, profile) == []
+    recipes = {**profile.recipes, "resnet": dataclasses.replace(profile.recipes["resnet"], lr=0.1)}
+    assert committed.stale(claim, dataclasses.replace(profile, recipes=recipes)) == [
+        "recipe 'resnet' or the training code changed"
+    ]

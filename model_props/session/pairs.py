@@ -1,0 +1,162 @@
+"""The models a pair report reads beside the model under test (cross-model CKA, Raghu et al. 2021): the other
+model, a second training seed of the model's own recipe (the seed control) and a randomly initialised copy of
+the other model (the null).
+
+Davari et al. (ICLR 2023) show that CKA falls with depth between any two independently trained networks and can
+be high against a random one, so a similarity is read against the similarity of two seeds of one recipe, with
+an untrained network's beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..anatomy import anatomy
+from ..errors import NotApplicable
+from ..measurements.cross import PairReports
+from ..measurements.registry import measure
+from ..training.checkpoints import get_trained
+from ..training.loop import Checkpoint
+from ..training.recipes import Recipe
+from ..zoo import REFERENCE_MODELS, build_model
+from .tested import ModelUnderTest
+
+if TYPE_CHECKING:
+    from .store import ModelStore
+
+__all__ = [
+    "CONTROL_SEED_OFFSET",
+    "measured",
+    "pair_reports",
+    "seed_controls",
+    "seed_control",
+    "untrained",
+    "state_sha256",
+]
+
+CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this: a run apart from every study seed
+
+
+def measured(store: ModelStore, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None) -> Any:
+    """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
+    settings, from the measurement cache or measured now."""
+    s = store.settings
+    return measure(
+        kind,
+        store.measure_input(tested),
+        store.measurement_settings(tested),
+        seed=s.seed,
+        device=s.device,
+        cache_dir=s.cache_dir,
+        remeasure=s.remeasure,
+        other=store.measure_input(other) if other is not None else None,
+    )
+
+
+def _checkpoint(tested: ModelUnderTest) -> Checkpoint:
+    return "warmup" if tested.checkpoint_name == "warmup" else "final"
+
+
+def pair_reports(store: ModelStore, tested: ModelUnderTest, kind: str, partner: str) -> PairReports:
+    """``tested`` against the recipe ``partner``, against its seed control and against an untrained
+    ``partner``, all on the same images (a pair kind of :mod:`model_props.measurements.registry`)."""
+    return PairReports(
+        against=measured(store, kind, tested, store.get(partner, _checkpoint(tested))),
+        control=measured(store, kind, tested, seed_control(store, tested)),
+        null=measured(store, kind, tested, untrained(store, partner)),
+    )
+
+
+def seed_control(store: ModelStore, tested: ModelUnderTest) -> ModelUnderTest:
+    """An independent training run of ``tested``'s recipe (seed + :data:`CONTROL_SEED_OFFSET`, at the same
+    checkpoint; a mutant's is its base recipe's), or the next of a user's --checkpoint files."""
+    if tested.recipe is None:
+        if len(store.settings.checkpoints.get(tested.name, ())) < 2:
+            raise NotApplicable(
+                f"its seed control needs a second, independently trained checkpoint of {tested.name}: give "
+                "--checkpoint twice (a similarity to another model is read against the similarity of two seeds)"
+            )
+        replicas = store.replicas(tested.name)  # replica i is read against replica i + 1 (of k, cyclically)
+        i = next((j for j, r in enumerate(replicas) if r.checkpoint_sha256 == tested.checkpoint_sha256), 0)
+        return replicas[(i + 1) % len(replicas)]
+    recipe = dataclasses.replace(tested.recipe, seed=tested.recipe.seed + CONTROL_SEED_OFFSET)
+
+    def train() -> ModelUnderTest:
+        s = store.settings
+        trained = get_trained(
+            recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=store.dataset(recipe.dataset),
+            device=s.device, progress=s.progress, checkpoint=_checkpoint(tested),
+        )  # fmt: skip
+        return ModelUnderTest(
+            f"{recipe.name} seed {recipe.seed}", trained.model, anatomy(trained.model), trained.metrics, recipe,
+            trained.path, trained.sha256, trained.from_cache, trained.provenance, tested.checkpoint_name,
+            recipe.dataset,
+        )  # fmt: skip
+
+    return store.kept((f"{recipe.name}@seed{recipe.seed}", tested.checkpoint_name), train)
+
+
+def seed_controls(store: ModelStore, names: list[str]) -> dict[str, tuple[Recipe, Checkpoint]]:
+    """Per model under test among ``names`` (a profile recipe a pair part applies to), the seed-control run the
+    catalogue's pair parts will read of it and the checkpoint they read: trained ahead with the rest."""
+    from ..claims import list_claims
+
+    found: dict[str, tuple[Recipe, Checkpoint]] = {}
+    for claim in list_claims():
+        parts = [p for p in claim.parts if p.partner and p.subject is None]
+        for name in names if parts else ():
+            if (
+                name not in store.models_under_test()
+                or name not in store.profile.recipes
+                or name in store.settings.checkpoints
+            ):
+                continue  # (a user's --checkpoint has its second --checkpoint as its control)
+            if claim.skip_reason(store.architecture(name), name, store.profile.recipes) is None:
+                recipe = store.recipe(name)
+                control = dataclasses.replace(recipe, seed=recipe.seed + CONTROL_SEED_OFFSET)
+                found[name] = (control, "final" if "final" in (p.checkpoint for p in parts) else "warmup")
+    return found
+
+
+def no_zero_init(spec: str) -> dict[str, bool]:
+    """``zero_init_last=False`` for a reference builder that has it (timm's ResNet blocks), else nothing."""
+    builder = REFERENCE_MODELS.get(spec)
+    return {"zero_init_last": False} if builder and "zero_init_last" in inspect.signature(builder).parameters else {}
+
+
+def state_sha256(model: torch.nn.Module) -> str:
+    """The sha256 of a model's state dict (names, shapes, dtypes and bytes): the identity of untrained weights."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def untrained(store: ModelStore, name: str) -> ModelUnderTest:
+    """The recipe ``name``'s model as its seed initialises it, residual branches not zero-initialised
+    (``zero_init_last=False`` where the builder has it: else every residual block starts as an identity and the
+    null is degenerate)."""
+    recipe = store.recipe(name)
+
+    def build() -> ModelUnderTest:
+        data = store.dataset(recipe.dataset)
+        mean, std = store.channel_stats(data.name)
+        with torch.random.fork_rng():
+            torch.manual_seed(recipe.seed)
+            model = build_model(
+                recipe.model, num_classes=data.num_classes, img_size=data.image_size,
+                arch_kwargs={**recipe.arch, **no_zero_init(recipe.model)}, mean=mean, std=std,
+            )  # fmt: skip
+        model.to(store.settings.device).eval()
+        return ModelUnderTest(
+            f"{name} untrained", model, anatomy(model), {}, None, None, state_sha256(model), dataset=data.name
+        )
+
+    return store.kept((f"{name}@init{recipe.seed}", "final"), build)

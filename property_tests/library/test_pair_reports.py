@@ -1,0 +1,126 @@
+"""Pair reports (cross-model CKA of the model under test against another model, a seed control and an untrained
+null): their cache key, the null's initialisation, and claim 27's statistics against naive loops."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from model_props.claims.raghu2021_similarity import (
+    RESNET_DEPTH,
+    best_match,
+    lower_band_depth,
+    lower_minus_upper,
+    weighted_depth,
+)
+from model_props.errors import MeasurementError, NotApplicable
+from model_props.measurements.cross import CrossReport, PairReports
+from model_props.measurements.registry import measure
+from model_props.measures.cross_cka import CrossMinibatchCKA
+from model_props.session.pairs import seed_control, state_sha256, untrained
+
+
+def _report(matrices: list[np.ndarray], depth_a: np.ndarray, depth_b: np.ndarray) -> CrossReport:
+    """A report whose per-batch cross HSIC terms are ``matrices`` and own terms 1 (its CKA: their sum over k)."""
+    cka = CrossMinibatchCKA()
+    cka.cross = [torch.as_tensor(m, dtype=torch.float64) for m in matrices]
+    cka.own_a = [torch.ones(len(depth_a), dtype=torch.float64) for _ in matrices]
+    cka.own_b = [torch.ones(len(depth_b), dtype=torch.float64) for _ in matrices]
+    return CrossReport(depth_a, depth_b, cka)
+
+
+def _cka(report: CrossReport, idx: np.ndarray) -> np.ndarray:
+    """Naive CKA of the resampled batches: sum of cross terms over the square root of the sums of own terms."""
+    cross = sum(report.cka.cross[i].numpy() for i in idx)
+    own_a = sum(report.cka.own_a[i].numpy() for i in idx)
+    own_b = sum(report.cka.own_b[i].numpy() for i in idx)
+    return cross / np.sqrt(np.outer(own_a, own_b))
+
+
+@pytest.fixture
+def pair() -> PairReports:
+    rng = np.random.default_rng(0)
+    depth_a, depth_b = np.linspace(0, 1, 7), np.linspace(0, 1, 5)
+    make = lambda: _report([rng.uniform(-0.1, 1, (7, 5)) for _ in range(4)], depth_a, depth_b)  # noqa: E731
+    return PairReports(make(), _report([rng.uniform(-0.1, 1, (7, 7)) for _ in range(4)], depth_a, depth_a), make())
+
+
+def test_claim_27_statistics_equal_naive_loops(pair):
+    idx = np.array([0, 2, 2, 3])
+    against, control = _cka(pair.against, idx), _cka(pair.control, idx)
+    lower = [i for i, d in enumerate(pair.against.depth_a) if d <= 1 / 3]
+    upper = [i for i, d in enumerate(pair.against.depth_a) if d >= 2 / 3]
+    diff = [max(against[u]) - max(control[u]) for u in range(7)]
+    naive = np.mean([diff[u] for u in lower]) - np.mean([diff[u] for u in upper])
+    assert lower_minus_upper(best_match)(pair, idx) == pytest.approx(naive, abs=1e-12)
+    depths = []
+    for u in lower:
+        w = [max(c, 0.0) for c in against[u]]
+        depths.append(sum(wi * d for wi, d in zip(w, pair.against.depth_b, strict=True)) / sum(w))
+    assert lower_band_depth()(pair, idx) == pytest.approx(np.mean(depths) - RESNET_DEPTH, abs=1e-12)
+    np.testing.assert_allclose(best_match(pair.against, idx), against.max(axis=1), atol=1e-12)
+    assert weighted_depth(pair.against, idx).shape == (7,)
+
+
+def test_the_null_statistic_reads_the_null_in_place_of_the_other_model(pair):
+    swapped = PairReports(pair.null, pair.control, pair.against)
+    idx = np.arange(4)
+    assert lower_minus_upper(best_match, "null")(pair, idx) == lower_minus_upper(best_match)(swapped, idx)
+
+
+def test_a_model_without_a_lower_or_upper_band_is_not_applicable(pair):
+    shallow = dataclasses.replace(pair.against, depth_a=np.full(7, 0.5))
+    with pytest.raises(NotApplicable, match="no unit in its lower"):
+        lower_minus_upper(best_match)(PairReports(shallow, pair.control, pair.null), np.arange(4))
+
+
+def test_pair_reports_are_cached_under_both_identities_in_order(model_store, tmp_path):
+    """A pair report is measured once and read back equal; the other model's identity, or the order of the two,
+    is another entry; a pair kind without a second model (or a single kind with one) is refused."""
+    vit, null = model_store.get("vit"), untrained(model_store, "resnet")
+    m = dataclasses.replace(model_store.profile.measurement, n_images=128)
+    a, b = model_store.measure_input(vit), model_store.measure_input(null)
+    first = measure("cross", a, m, seed=0, cache_dir=tmp_path, other=b)
+    again = measure("cross", a, m, seed=0, cache_dir=tmp_path, other=b)
+    torch.testing.assert_close(again.cka.compute(), first.cka.compute())
+    entries = lambda: [p for p in (tmp_path / "measurements" / "cross").iterdir() if p.is_dir()]  # noqa: E731
+    assert len(entries()) == 1
+    swapped = measure("cross", b, m, seed=0, cache_dir=tmp_path, other=a)
+    torch.testing.assert_close(swapped.cka.compute(), first.cka.compute().T, rtol=1e-5, atol=1e-6)
+    assert len(entries()) == 2
+    with pytest.raises(MeasurementError, match="measured on two models"):
+        measure("cross", a, m, seed=0, cache_dir=tmp_path)
+    with pytest.raises(MeasurementError, match="measured on one model"):
+        measure("fit", a, m, seed=0, cache_dir=tmp_path, other=b)
+
+
+def test_the_untrained_null_has_no_identity_residual_blocks_and_a_stable_identity(model_store):
+    """zero_init_last=False: the last BatchNorm of every ResNet block is not zero (else each block starts as an
+    identity and the null would be the stem's features repeated); the same seed gives the same weights."""
+    null = untrained(model_store, "resnet")
+    last_bns = [m.bn2.weight for m in null.model.modules() if type(m).__name__ == "BasicBlock"]
+    assert last_bns and all(w.abs().min() > 0 for w in last_bns)
+    torch.manual_seed(12345)  # the null does not depend on (nor change) the global generator
+    state = torch.get_rng_state()
+    rebuilt = untrained(dataclasses.replace(model_store, _models={}), "resnet")
+    assert torch.equal(torch.get_rng_state(), state)
+    assert rebuilt.identity == null.identity == state_sha256(null.model)
+    assert null.identity != model_store.get("resnet").identity
+
+
+def test_a_user_model_with_one_checkpoint_has_no_seed_control(model_store):
+    mine = dataclasses.replace(model_store.get("vit"), name="mine", recipe=None)
+    with pytest.raises(NotApplicable, match="give --checkpoint twice"):
+        seed_control(model_store, mine)
+
+
+def test_the_seed_controls_the_catalogue_reads_are_trained_ahead(model_store):
+    """Claim 27 reads a second seed of the single-stage ViT only: the pretraining plan names that run."""
+    from model_props.session.pairs import CONTROL_SEED_OFFSET, seed_controls
+
+    controls = seed_controls(model_store, model_store.profile.references)
+    assert {name: (r.seed, at) for name, (r, at) in controls.items()} == {"vit": (CONTROL_SEED_OFFSET, "final")}
+    assert controls["vit"][0] == dataclasses.replace(model_store.recipe("vit"), seed=CONTROL_SEED_OFFSET)
