@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -27,7 +28,32 @@ from ..zoo import REFERENCE_MODELS, build_model
 from .tested import ModelUnderTest
 
 if TYPE_CHECKING:
-    from .store import ModelStore
+    from ..anatomy import Anatomy
+    from ..data import ImageDataset
+    from ..measurements.registry import MeasureInput
+    from ..training.profiles import Profile
+    from ..training.recipes import MeasurementSettings
+    from .settings import Settings
+
+
+class Store(Protocol):
+    """What this module reads of :class:`~.store.ModelStore` (not imported: the store imports this module)."""
+
+    settings: Settings
+
+    @property
+    def profile(self) -> Profile: ...
+    def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest: ...
+    def kept(self, key: tuple[str, str], build: Callable[[], ModelUnderTest]) -> ModelUnderTest: ...
+    def replicas(self, name: str) -> list[ModelUnderTest]: ...
+    def recipe(self, name: str) -> Recipe: ...
+    def architecture(self, name: str) -> Anatomy: ...
+    def models_under_test(self) -> list[str]: ...
+    def dataset(self, name: str | None = None) -> ImageDataset: ...
+    def channel_stats(self, dataset: str) -> tuple[tuple[float, ...], tuple[float, ...]]: ...
+    def measure_input(self, tested: ModelUnderTest) -> MeasureInput: ...
+    def measurement_settings(self, tested: ModelUnderTest) -> MeasurementSettings: ...
+
 
 __all__ = [
     "CONTROL_SEED_OFFSET",
@@ -42,7 +68,7 @@ __all__ = [
 CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this: a run apart from every study seed
 
 
-def measured(store: ModelStore, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None) -> Any:
+def measured(store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None) -> Any:
     """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
     settings, from the measurement cache or measured now."""
     s = store.settings
@@ -62,7 +88,7 @@ def _checkpoint(tested: ModelUnderTest) -> Checkpoint:
     return "warmup" if tested.checkpoint_name == "warmup" else "final"
 
 
-def pair_reports(store: ModelStore, tested: ModelUnderTest, kind: str, partner: str) -> PairReports:
+def pair_reports(store: Store, tested: ModelUnderTest, kind: str, partner: str) -> PairReports:
     """``tested`` against the recipe ``partner``, against its seed control and against an untrained
     ``partner``, all on the same images (a pair kind of :mod:`model_props.measurements.registry`)."""
     return PairReports(
@@ -72,7 +98,7 @@ def pair_reports(store: ModelStore, tested: ModelUnderTest, kind: str, partner: 
     )
 
 
-def seed_control(store: ModelStore, tested: ModelUnderTest) -> ModelUnderTest:
+def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
     """An independent training run of ``tested``'s recipe (seed + :data:`CONTROL_SEED_OFFSET`, at the same
     checkpoint; a mutant's is its base recipe's), or the next of a user's --checkpoint files."""
     if tested.recipe is None:
@@ -101,7 +127,7 @@ def seed_control(store: ModelStore, tested: ModelUnderTest) -> ModelUnderTest:
     return store.kept((f"{recipe.name}@seed{recipe.seed}", tested.checkpoint_name), train)
 
 
-def seed_controls(store: ModelStore, names: list[str]) -> dict[str, tuple[Recipe, Checkpoint]]:
+def seed_controls(store: Store, names: list[str]) -> dict[str, tuple[Recipe, Checkpoint]]:
     """Per model under test among ``names`` (a profile recipe a pair part applies to), the seed-control run the
     catalogue's pair parts will read of it and the checkpoint they read: trained ahead with the rest."""
     from ..claims import list_claims
@@ -139,7 +165,7 @@ def state_sha256(model: torch.nn.Module) -> str:
     return digest.hexdigest()
 
 
-def untrained(store: ModelStore, name: str) -> ModelUnderTest:
+def untrained(store: Store, name: str) -> ModelUnderTest:
     """The recipe ``name``'s model as its seed initialises it, residual branches not zero-initialised
     (``zero_init_last=False`` where the builder has it: else every residual block starts as an identity and the
     null is degenerate)."""
