@@ -1,0 +1,48 @@
+"""Screenshots of the HTML report for the README, taken in headless Chromium (Playwright drives the system
+Chromium; every request other than file:, data: and blob: is refused, as in ``test_html_report.py``).
+
+    pytest --claims-html                  # or any run that includes claim 27 on vit
+    python docs/screenshots.py reports/allure-report/index.html docs/
+
+writes ``docs/cross-cka.png``: claim 27 on ViT, its verdict and the CKA heatmaps against ResNet, the seed
+control and the untrained null.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+SHOTS = {  # file -> (the result's title starts with, the attachment to open)
+    "cross-cka.png": ("raghu2021.vit-lower-like-resnet-mid [vit]", "cross - vit"),
+}
+
+
+def main(index: Path, out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    results = json.loads((index.parent / "test-results.json").read_text())["byId"]
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": 1600, "height": 1000})
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:")) else r.abort())  # fmt: skip
+        page = context.new_page()
+        for name, (title, attachment) in SHOTS.items():
+            found = [k for k, v in results.items() if v["name"].startswith(title)]
+            if not found:
+                sys.exit(f"no result titled {title!r} in {index}")
+            page.goto(index.as_uri() + "#" + found[0])
+            page.wait_for_selector("[data-testid=test-result-info-title]", timeout=30_000)
+            shown = page.get_by_test_id("test-result-attachment").filter(has_text=attachment).first
+            shown.get_by_test_id("test-result-attachment-header").click()
+            page.wait_for_timeout(1500)  # the image or HTML frame loads
+            page.screenshot(path=str(out / name), full_page=True)
+            print(f"wrote {out / name}")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]).resolve(), Path(sys.argv[2]))
