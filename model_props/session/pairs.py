@@ -104,8 +104,9 @@ def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
     if tested.recipe is None:
         if len(store.settings.checkpoints.get(tested.name, ())) < 2:
             raise NotApplicable(
-                f"its seed control needs a second, independently trained checkpoint of {tested.name}: give "
-                "--checkpoint twice (a similarity to another model is read against the similarity of two seeds)"
+                f"its seed control needs other, independently trained checkpoints of {tested.name}: give one "
+                "--checkpoint per training seed, 3 or more (each is read against the next; a similarity to another "
+                "model means something only against the similarity of two seeds)"
             )
         replicas = store.replicas(tested.name)  # replica i is read against replica i + 1 (of k, cyclically)
         i = next((j for j, r in enumerate(replicas) if r.checkpoint_sha256 == tested.checkpoint_sha256), 0)

@@ -113,7 +113,7 @@ def test_the_untrained_null_has_no_identity_residual_blocks_and_a_stable_identit
 
 def test_a_user_model_with_one_checkpoint_has_no_seed_control(model_store):
     mine = dataclasses.replace(model_store.get("vit"), name="mine", recipe=None)
-    with pytest.raises(NotApplicable, match="give --checkpoint twice"):
+    with pytest.raises(NotApplicable, match="give one --checkpoint per training seed, 3 or more"):
         seed_control(model_store, mine)
 
 
