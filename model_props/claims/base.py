@@ -5,7 +5,9 @@ confidence level, where the statistic is computed from one measurement report (`
 Hessian spectrum, fit, ...; see :mod:`model_props.measurements.registry`) of a model at a named checkpoint, on a
 resample of the report's sampling units (``sampling``: images, mini-batches, ...). The statistic is read on
 the model under test, or on a named recipe of the profile (``subject``, e.g. the variant ``vit_gap``); a part
-with ``versus`` compares with another named model (two-sample bootstrap): stat(subject) - stat(versus).
+with ``versus`` compares with another named model (two-sample bootstrap): stat(subject) - stat(versus). A part
+with ``partner`` reads a report of a *pair* instead (``report@partner``, e.g. cross-model CKA of the model against
+ResNet, beside its seed control and an untrained null): one statistic over the pair's shared samples.
 A claim whose parts all name their models (a comparison of variants) runs on the reference in ``models``
 only, and is skipped with that reason for any other model.
 
