@@ -10,7 +10,6 @@ an untrained network's beside it.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +24,7 @@ from ..training.checkpoints import get_trained
 from ..training.loop import Checkpoint
 from ..training.recipes import Recipe
 from ..zoo import REFERENCE_MODELS, build_model
+from ..zoo.pretrained import weights_sha256
 from .tested import ModelUnderTest
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ __all__ = [
     "pair_reports",
     "seed_controls",
     "seed_control",
+    "control_recipe",
     "untrained",
-    "state_sha256",
 ]
 
 CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this: a run apart from every study seed
@@ -98,6 +98,11 @@ def pair_reports(store: Store, tested: ModelUnderTest, kind: str, partner: str) 
     )
 
 
+def control_recipe(recipe: Recipe) -> Recipe:
+    """The seed control's recipe: ``recipe`` with seed + :data:`CONTROL_SEED_OFFSET`."""
+    return dataclasses.replace(recipe, seed=recipe.seed + CONTROL_SEED_OFFSET)
+
+
 def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
     """An independent training run of ``tested``'s recipe (seed + :data:`CONTROL_SEED_OFFSET`, at the same
     checkpoint; a mutant's is its base recipe's), or the next of a user's --checkpoint files."""
@@ -111,7 +116,7 @@ def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
         replicas = store.replicas(tested.name)  # replica i is read against replica i + 1 (of k, cyclically)
         i = next((j for j, r in enumerate(replicas) if r.checkpoint_sha256 == tested.checkpoint_sha256), 0)
         return replicas[(i + 1) % len(replicas)]
-    recipe = dataclasses.replace(tested.recipe, seed=tested.recipe.seed + CONTROL_SEED_OFFSET)
+    recipe = control_recipe(tested.recipe)
 
     def train() -> ModelUnderTest:
         s = store.settings
@@ -119,11 +124,7 @@ def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
             recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=store.dataset(recipe.dataset),
             device=s.device, progress=s.progress, checkpoint=_checkpoint(tested),
         )  # fmt: skip
-        return ModelUnderTest(
-            f"{recipe.name} seed {recipe.seed}", trained.model, anatomy(trained.model), trained.metrics, recipe,
-            trained.path, trained.sha256, trained.from_cache, trained.provenance, tested.checkpoint_name,
-            recipe.dataset,
-        )  # fmt: skip
+        return ModelUnderTest.of_trained(f"{recipe.name} seed {recipe.seed}", trained)
 
     return store.kept((f"{recipe.name}@seed{recipe.seed}", tested.checkpoint_name), train)
 
@@ -144,9 +145,10 @@ def seed_controls(store: Store, names: list[str]) -> dict[str, tuple[Recipe, Che
             ):
                 continue  # (a user's --checkpoint has its second --checkpoint as its control)
             if claim.skip_reason(store.architecture(name), name, store.profile.recipes) is None:
-                recipe = store.recipe(name)
-                control = dataclasses.replace(recipe, seed=recipe.seed + CONTROL_SEED_OFFSET)
-                found[name] = (control, "final" if "final" in (p.checkpoint for p in parts) else "warmup")
+                found[name] = (
+                    control_recipe(store.recipe(name)),
+                    "final" if "final" in (p.checkpoint for p in parts) else "warmup",
+                )
     return found
 
 
@@ -154,16 +156,6 @@ def no_zero_init(spec: str) -> dict[str, bool]:
     """``zero_init_last=False`` for a reference builder that has it (timm's ResNet blocks), else nothing."""
     builder = REFERENCE_MODELS.get(spec)
     return {"zero_init_last": False} if builder and "zero_init_last" in inspect.signature(builder).parameters else {}
-
-
-def state_sha256(model: torch.nn.Module) -> str:
-    """The sha256 of a model's state dict (names, shapes, dtypes and bytes): the identity of untrained weights."""
-    digest = hashlib.sha256()
-    for name, tensor in model.state_dict().items():
-        t = tensor.detach().cpu().contiguous()
-        digest.update(f"{name}:{tuple(t.shape)}:{t.dtype}".encode())
-        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def untrained(store: Store, name: str) -> ModelUnderTest:
@@ -183,7 +175,7 @@ def untrained(store: Store, name: str) -> ModelUnderTest:
             )  # fmt: skip
         model.to(store.settings.device).eval()
         return ModelUnderTest(
-            f"{name} untrained", model, anatomy(model), {}, None, None, state_sha256(model), dataset=data.name
+            f"{name} untrained", model, anatomy(model), {}, None, None, weights_sha256(model), dataset=data.name
         )
 
     return store.kept((f"{name}@init{recipe.seed}", "final"), build)

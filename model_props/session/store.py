@@ -221,20 +221,7 @@ class ModelStore:
                 self._announce(name, recipe)
             if checkpoint != "final" and "final" in self.checkpoints_needed.get(name, ()):
                 train(checkpoint="final")  # one run keeps both checkpoints; the next line reads from the cache
-            trained = train(checkpoint=checkpoint)
-            return ModelUnderTest(
-                name,
-                trained.model,
-                anatomy(trained.model),
-                trained.metrics,
-                recipe,
-                trained.path,
-                trained.sha256,
-                trained.from_cache,
-                trained.provenance,
-                checkpoint,
-                recipe.dataset,
-            )
+            return ModelUnderTest.of_trained(name, train(checkpoint=checkpoint))
         return self._load(name, ckpt[0], name)
 
     def _announce(self, name: str, recipe: Recipe) -> None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..anatomy import Anatomy
+from ..anatomy import Anatomy, anatomy
 from ..training.recipes import Recipe
 from ..zoo import Classifier
+
+if TYPE_CHECKING:
+    from ..training.checkpoints import TrainedModel
 
 __all__ = ["ModelUnderTest"]
 
@@ -28,6 +31,14 @@ class ModelUnderTest:
     dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
     mutation: str | None = None  # set on mutants (model_props.testing.mutants)
     loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
+
+    @classmethod
+    def of_trained(cls, name: str, trained: TrainedModel) -> ModelUnderTest:
+        """A model trained here (or read from the model cache) by its recipe, under the label ``name``."""
+        return cls(
+            name, trained.model, anatomy(trained.model), trained.metrics, trained.recipe, trained.path,
+            trained.sha256, trained.from_cache, trained.provenance, trained.checkpoint, trained.recipe.dataset,
+        )  # fmt: skip
 
     @property
     def parameters(self) -> int:

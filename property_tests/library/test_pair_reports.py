@@ -20,7 +20,8 @@ from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.cross import CrossReport, PairReports
 from model_props.measurements.registry import measure
 from model_props.measures.cross_cka import CrossMinibatchCKA
-from model_props.session.pairs import seed_control, state_sha256, untrained
+from model_props.session.pairs import seed_control, untrained
+from model_props.zoo.pretrained import weights_sha256
 
 
 def _report(matrices: list[np.ndarray], depth_a: np.ndarray, depth_b: np.ndarray) -> CrossReport:
@@ -107,7 +108,7 @@ def test_the_untrained_null_has_no_identity_residual_blocks_and_a_stable_identit
     state = torch.get_rng_state()
     rebuilt = untrained(dataclasses.replace(model_store, _models={}), "resnet")
     assert torch.equal(torch.get_rng_state(), state)
-    assert rebuilt.identity == null.identity == state_sha256(null.model)
+    assert rebuilt.identity == null.identity == weights_sha256(null.model)
     assert null.identity != model_store.get("resnet").identity
 
 
