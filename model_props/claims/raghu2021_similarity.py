@@ -46,25 +46,25 @@ def weighted_depth(report: CrossReport, idx: np.ndarray) -> np.ndarray:
 Similarity = Callable[[CrossReport, np.ndarray], np.ndarray]
 
 
-def lower_minus_upper(similarity: Similarity, which: str = "against") -> Callable[[PairReports, np.ndarray], float]:
+def lower_minus_upper(similarity: Similarity) -> Callable[[PairReports, np.ndarray], float]:
     """Per unit u of the model under test, s(u) = similarity(against) - similarity(control); the mean of s over
-    the lower band minus its mean over the upper band (``which="null"``: the null in place of ``against``)."""
+    the lower band minus its mean over the upper band."""
 
     def stat(reports: PairReports, idx: np.ndarray) -> float:
         lower, upper = _bands(reports.against.depth_a)
-        s = similarity(getattr(reports, which), idx) - similarity(reports.control, idx)
+        s = similarity(reports.against, idx) - similarity(reports.control, idx)
         return float(s[lower].mean() - s[upper].mean())
 
     return stat
 
 
-def lower_band_depth(which: str = "against") -> Callable[[PairReports, np.ndarray], float]:
+def lower_band_depth() -> Callable[[PairReports, np.ndarray], float]:
     """The CKA-weighted normalised depth of the other model's units, averaged over the lower band, minus
     :data:`RESNET_DEPTH`."""
 
     def stat(reports: PairReports, idx: np.ndarray) -> float:
         lower, _ = _bands(reports.against.depth_a)
-        return float(weighted_depth(getattr(reports, which), idx)[lower].mean() - RESNET_DEPTH)
+        return float(weighted_depth(reports.against, idx)[lower].mean() - RESNET_DEPTH)
 
     return stat
 
@@ -109,7 +109,3 @@ VIT_LOWER_LIKE_RESNET_MID = Claim(
 )
 
 CLAIMS = (VIT_LOWER_LIKE_RESNET_MID,)
-NULLS = {
-    "upper-unmatched": lower_minus_upper(best_match, "null"),
-    "lower-like-resnet-mid": lower_band_depth("null"),
-}  # each part's statistic with the randomly initialised partner in place of the trained one (the figure's null)

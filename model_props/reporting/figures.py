@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Mapping
 from typing import Any
@@ -208,12 +209,11 @@ def _occlusion(ax, reports: Mapping[str, Any]) -> None:
 
 def _cross_heatmaps(fig, axes, claim: Any, model: str, partner: str, reports: Any) -> None:
     """The pair reports' CKA matrices (rows: the model's units, columns: the other's) on one colour scale."""
-    from ..claims.raghu2021_similarity import NULLS
-
     every = np.arange(reports.size("batches"))
     parts = [p for p in claim.parts if p.partner == partner]
-    stats = "; ".join(f"{p.name} {p.statistic(reports, every):+.3f} (null {NULLS[p.name](reports, every):+.3f})"
-                      for p in parts if p.name in NULLS)  # fmt: skip
+    null = dataclasses.replace(reports, against=reports.null)  # each statistic with the null in place of the other
+    stats = "; ".join(f"{p.name} {p.statistic(reports, every):+.3f} (null {p.statistic(null, every):+.3f})"
+                      for p in parts)  # fmt: skip
     titles = {"against": partner, "control": f"a second seed of {model} (seed control)",
               "null": f"{partner}, untrained (null)"}  # fmt: skip
     for ax, (which, title) in zip(axes, titles.items(), strict=True):

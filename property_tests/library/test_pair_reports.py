@@ -66,10 +66,13 @@ def test_claim_27_statistics_equal_naive_loops(pair):
     assert weighted_depth(pair.against, idx).shape == (7,)
 
 
-def test_the_null_statistic_reads_the_null_in_place_of_the_other_model(pair):
-    swapped = PairReports(pair.null, pair.control, pair.against)
+def test_the_statistics_read_the_other_model_and_the_control_never_the_null(pair):
+    """The figure's null value is a statistic with the null in place of the other model, so the statistics
+    themselves must not read ``null``: another null leaves them unchanged, the null in place changes them."""
     idx = np.arange(4)
-    assert lower_minus_upper(best_match, "null")(pair, idx) == lower_minus_upper(best_match)(swapped, idx)
+    for stat in (lower_minus_upper(best_match), lower_band_depth()):
+        assert stat(dataclasses.replace(pair, null=pair.control), idx) == stat(pair, idx)
+        assert stat(dataclasses.replace(pair, against=pair.null), idx) != stat(pair, idx)
 
 
 def test_a_model_without_a_lower_or_upper_band_is_not_applicable(pair):
