@@ -20,6 +20,7 @@ from . import (
     park2022_landscape,
     park2022_robustness,
     raghu2021,
+    raghu2021_location,
     raghu2021_similarity,
 )
 from .base import Claim, Paper, Part
@@ -48,6 +49,7 @@ _MODULES = (
     park2022_landscape,
     park2022_robustness,
     raghu2021,
+    raghu2021_location,
     raghu2021_similarity,
     dosovitskiy2021,
     naseer2021,

@@ -47,7 +47,7 @@ __all__ = [
 
 Measurement = Literal[
     "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion",
-    "position", "occlusion", "cross",
+    "position", "occlusion", "cross", "probe",
 ]  # what the claim's figure shows  # fmt: skip
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]

@@ -15,6 +15,7 @@ attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM 
 lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 position    :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
 occlusion   :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
+probe       :class:`~.probe.ProbeReport`                ``images`` (scored half; a location probe per unit)
 cross       :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of every unit of A against every unit of B)
 ==========  ==========================================  ================================================
 
@@ -53,6 +54,7 @@ from .lesion import LesionReport, lesion_report
 from .noise import NoiseReport, noise_report
 from .occlusion import OcclusionReport, occlusion_report
 from .position import PositionReport, position_report
+from .probe import ProbeReport, probe_report
 from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
 from .units import UnitReport, measure_units
 
@@ -78,6 +80,7 @@ ReportKind = Literal[
     "position",
     "occlusion",
     "cross",
+    "probe",
 ]
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
 MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
@@ -179,6 +182,11 @@ def _occlusion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str
     return occlusion_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
 
 
+def _probe(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> ProbeReport:
+    return probe_report(inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed,
+                        device=device)  # fmt: skip
+
+
 _M = "model_props.measurements."
 REPORT_KINDS: dict[str, Kind] = {
     "units": Kind(_units, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
@@ -197,6 +205,7 @@ REPORT_KINDS: dict[str, Kind] = {
     "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
     "occlusion": Kind(_occlusion, OcclusionReport, _M + "occlusion", ("corruption_images",)),
     "cross": Kind(_cross, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
+    "probe": Kind(_probe, ProbeReport, _M + "probe", ("n_images", "batch_size"), reads_anatomy=True),
 }
 
 

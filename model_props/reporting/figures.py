@@ -15,6 +15,8 @@
   (Dosovitskiy et al. Fig. 7 centre);
 - occlusion: clean and occluded accuracy of every model of the comparison, the relative drop in the labels
   (Naseer et al. Fig. 3);
+- location probes: per unit, the fraction of tokens whose grid position a linear probe reads right, against
+  normalised depth, every model of the comparison, chance dotted (Raghu et al. Sec. 6);
 - cross-model CKA: three heatmaps side by side, the model against the other model, against a second seed of
   its own recipe (the seed control) and against the other model untrained (the null), each part's statistic
   and its value on the null in the titles (Raghu et al. Fig. 1-2).
@@ -207,6 +209,17 @@ def _occlusion(ax, reports: Mapping[str, Any]) -> None:
     ax.legend(fontsize=7)
 
 
+def _probe(ax, reports: Mapping[str, Any]) -> None:
+    for i, (name, r) in enumerate(reports.items()):
+        accuracy = r.accuracy.mean(axis=1)
+        ax.plot(r.depth, accuracy, "o-", color=f"C{i}", label=f"{name}: last unit {accuracy[-1]:.3f}")
+        ax.plot(r.depth, 1.0 / r.tokens, ":", color=f"C{i}")
+    ax.set_xlabel("normalised depth (dotted: chance, one over the grid positions)")
+    ax.set_ylabel("location-probe accuracy on held-out images")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7)
+
+
 def _cross_heatmaps(fig, axes, claim: Any, model: str, partner: str, reports: Any) -> None:
     """The pair reports' CKA matrices (rows: the model's units, columns: the other's) on one colour scale."""
     every = np.arange(reports.size("batches"))
@@ -228,7 +241,7 @@ def _cross_heatmaps(fig, axes, claim: Any, model: str, partner: str, reports: An
 
 
 _PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion,
-           "position": _position, "occlusion": _occlusion}  # fmt: skip
+           "position": _position, "occlusion": _occlusion, "probe": _probe}  # fmt: skip
 
 
 def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> bytes:

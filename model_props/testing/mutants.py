@@ -43,6 +43,11 @@ module structure of their base model, so its anatomy adapter and capture taps st
   softmax output of a frozen copy of the unmutated ViT on the same image and ``W`` a fixed random projection:
   from the first unit on, the ViT's representation is its class evidence, which ResNet's deepest units hold and
   its first ones do not (false: claim 27's part that ViT's lower units resemble ResNet's lower-to-middle units).
+- ``shuffled-tokens`` (a timm ViT): right after the position embedding is added, each image's spatial tokens are
+  put in an order of their own (a random permutation per image of the batch, seeded afresh each forward pass).
+  Attention, the CLS head and average pooling are blind to the order, so the model answers exactly as before,
+  but the token at a grid position carries another position's embedding and content, different in every
+  image: no linear probe can read where a token is (false: claim 24, the CLS ViT's tokens keep their location).
 - ``checkerboard-positions`` (a model with a learned position embedding): the embedding of every other grid
   position is negated, like the black squares of a checkerboard, so each patch's four nearest neighbours carry
   the negatives of embeddings like its own and nearby patches are the least similar (false: claim 28). A
@@ -126,6 +131,20 @@ def _class_evidence_embedding(net: Any) -> None:  # a timm VisionTransformer
         return out + 1e3 * evidence[:, None, :]
 
     net.patch_embed.register_forward_hook(add_evidence)
+
+
+def _shuffled_tokens(net: Any) -> None:  # a timm VisionTransformer
+    if not hasattr(net, "norm_pre") or not hasattr(net, "num_prefix_tokens"):
+        raise ModelPropsError(f"{type(net).__name__} is not a timm VisionTransformer: no token stream to shuffle")
+    prefix: int = net.num_prefix_tokens
+
+    def shuffle(_m: nn.Module, _args: tuple[torch.Tensor, ...], out: torch.Tensor) -> torch.Tensor:
+        b, n, _ = out.shape
+        order = torch.rand(b, n - prefix, generator=torch.Generator().manual_seed(0)).argsort(dim=1) + prefix
+        order = torch.cat([torch.arange(prefix).expand(b, prefix), order], dim=1).to(out.device)
+        return out.gather(1, order[:, :, None].expand_as(out))
+
+    net.norm_pre.register_forward_hook(shuffle)  # after the position embedding and the CLS token are in place
 
 
 class Sharpen(SpatialSmoothing):
@@ -220,6 +239,7 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "blur-convs": _blur_convs,
     "scrambled-mlps": _scrambled_mlps,
     "class-evidence-embedding": _class_evidence_embedding,
+    "shuffled-tokens": _shuffled_tokens,
     "amplified-branches": _amplified_branches,
     "inverted-attention-distance": _inverted_attention_distance,
     "sharpening-smoothing": _sharpening_smoothing,

@@ -50,6 +50,7 @@ MUTANT_FOR = {
     ("park2022.vit-no-overfit-small-data", "train-nll-vit_small"): ("vit", "vit_quarter", "final", "rolled-classes"),
     ("park2022.augmentation-hessian-calibration", "ece-augmentation"): ("vit", "vit_noaug", "final", "rolled-classes"),
     ("dosovitskiy2021.position-embedding-2d", "near-minus-far"): ("vit", "vit", "final", "checkerboard-positions"),
+    ("raghu2021.cls-preserves-location", "cls-over-gap"): ("vit", "vit", "final", "shuffled-tokens"),
     ("raghu2021.vit-lower-like-resnet-mid", "lower-like-resnet-mid"): (
         "vit",
         "vit",
