@@ -27,6 +27,7 @@ from ..claims.expectations import Expectation
 from ..claims.outcome import ClaimOutcome
 from ..claims.stats import MIN_SEEDS
 from ..errors import ConfigError, NotApplicable
+from .pairs import pair_reports
 from .pretrained import FolderData
 from .store import ModelStore
 from .tested import ModelUnderTest
@@ -74,7 +75,11 @@ class _Live:
     def reports(self, name: str | None, kind: str, checkpoint: str) -> Measured:
         name = name or self.tested.name
         model = self.model(name, checkpoint)
-        report = self.store.report_for(model, kind)
+        base, _, partner = kind.partition("@")
+        if partner in self.substitutes:  # a stand-in for the pair's other model: apart from the store's pair reports
+            report = pair_reports(self.store, model, base, partner, stand_in=self.substitutes[partner])
+        else:
+            report = self.store.report_for(model, kind)
         self.used[(name, kind, checkpoint)] = report
         return Measured(report, {s: self.store.samples(model, kind, s) for s in SAMPLINGS})
 

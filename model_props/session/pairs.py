@@ -4,7 +4,11 @@ the other model (the null).
 
 Davari et al. (ICLR 2023) show that CKA falls with depth between any two independently trained networks and can
 be high against a random one, so a similarity is read against the similarity of two seeds of one recipe, with
-an untrained network's beside it.
+an untrained network's beside it. All three are *independent runs*: their recipe with seed +
+:data:`CONTROL_SEED_OFFSET`, so none shares the model's initial weights or data order. A profile's variants
+train with the reference's seed, and one of the same architecture (the ViT on a quarter of the data) starts
+from the very weights the ViT started from: read against it, the similarity would measure the shared start as
+much as the data, which the seed control does not share.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ __all__ = [
     "CONTROL_SEED_OFFSET",
     "measured",
     "pair_reports",
-    "seed_controls",
+    "independent_runs",
+    "independent_run",
     "seed_control",
     "control_recipe",
     "untrained",
@@ -88,19 +93,39 @@ def _checkpoint(tested: ModelUnderTest) -> Checkpoint:
     return "warmup" if tested.checkpoint_name == "warmup" else "final"
 
 
-def pair_reports(store: Store, tested: ModelUnderTest, kind: str, partner: str) -> PairReports:
-    """``tested`` against the recipe ``partner``, against its seed control and against an untrained
-    ``partner``, all on the same images (a pair kind of :mod:`model_props.measurements.registry`)."""
+def pair_reports(
+    store: Store, tested: ModelUnderTest, kind: str, partner: str, *, stand_in: ModelUnderTest | None = None
+) -> PairReports:
+    """``tested`` against the recipe ``partner`` (or a ``stand_in`` for it, e.g. a mutant of it), against its seed
+    control and against an untrained ``partner``, all on the same images (a pair kind of
+    :mod:`model_props.measurements.registry`)."""
+    other = stand_in if stand_in is not None else independent_run(store, store.recipe(partner), _checkpoint(tested))
     return PairReports(
-        against=measured(store, kind, tested, store.get(partner, _checkpoint(tested))),
+        against=measured(store, kind, tested, other),
         control=measured(store, kind, tested, seed_control(store, tested)),
         null=measured(store, kind, tested, untrained(store, partner)),
     )
 
 
 def control_recipe(recipe: Recipe) -> Recipe:
-    """The seed control's recipe: ``recipe`` with seed + :data:`CONTROL_SEED_OFFSET`."""
+    """An independent run's recipe: ``recipe`` with seed + :data:`CONTROL_SEED_OFFSET`."""
     return dataclasses.replace(recipe, seed=recipe.seed + CONTROL_SEED_OFFSET)
+
+
+def independent_run(store: Store, recipe: Recipe, checkpoint: Checkpoint) -> ModelUnderTest:
+    """``recipe`` trained with seed + :data:`CONTROL_SEED_OFFSET` to ``checkpoint`` (module docstring), once a
+    session."""
+    run = control_recipe(recipe)
+
+    def train() -> ModelUnderTest:
+        s = store.settings
+        trained = get_trained(
+            run, cache_dir=s.cache_dir, data_root=s.data_root, data=store.dataset(run.dataset),
+            device=s.device, progress=s.progress, checkpoint=checkpoint,
+        )  # fmt: skip
+        return ModelUnderTest.of_trained(f"{run.name} seed {run.seed}", trained)
+
+    return store.kept((f"{run.name}@seed{run.seed}", checkpoint), train)
 
 
 def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
@@ -116,25 +141,16 @@ def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
         replicas = store.replicas(tested.name)  # replica i is read against replica i + 1 (of k, cyclically)
         i = next((j for j, r in enumerate(replicas) if r.checkpoint_sha256 == tested.checkpoint_sha256), 0)
         return replicas[(i + 1) % len(replicas)]
-    recipe = control_recipe(tested.recipe)
-
-    def train() -> ModelUnderTest:
-        s = store.settings
-        trained = get_trained(
-            recipe, cache_dir=s.cache_dir, data_root=s.data_root, data=store.dataset(recipe.dataset),
-            device=s.device, progress=s.progress, checkpoint=_checkpoint(tested),
-        )  # fmt: skip
-        return ModelUnderTest.of_trained(f"{recipe.name} seed {recipe.seed}", trained)
-
-    return store.kept((f"{recipe.name}@seed{recipe.seed}", tested.checkpoint_name), train)
+    return independent_run(store, tested.recipe, _checkpoint(tested))
 
 
-def seed_controls(store: Store, names: list[str]) -> dict[str, tuple[Recipe, Checkpoint]]:
-    """Per model under test among ``names`` (a profile recipe a pair part applies to), the seed-control run the
-    catalogue's pair parts will read of it and the checkpoint they read: trained ahead with the rest."""
+def independent_runs(store: Store, names: list[str]) -> list[tuple[Recipe, Checkpoint]]:
+    """The independent runs (:func:`independent_run`) the catalogue's pair parts will read of the models under
+    test among ``names`` (profile recipes a pair part applies to): each one's seed control and the parts'
+    partners, with the checkpoint they read; trained ahead with the rest."""
     from ..claims import list_claims
 
-    found: dict[str, tuple[Recipe, Checkpoint]] = {}
+    found: dict[tuple[str, Checkpoint], Recipe] = {}
     for claim in list_claims():
         parts = [p for p in claim.parts if p.partner and p.subject is None]
         for name in names if parts else ():
@@ -145,11 +161,10 @@ def seed_controls(store: Store, names: list[str]) -> dict[str, tuple[Recipe, Che
             ):
                 continue  # (a user's --checkpoint has its second --checkpoint as its control)
             if claim.skip_reason(store.architecture(name), name, store.profile.recipes) is None:
-                found[name] = (
-                    control_recipe(store.recipe(name)),
-                    "final" if "final" in (p.checkpoint for p in parts) else "warmup",
-                )
-    return found
+                for part in parts:
+                    for read in (name, part.partner or name):
+                        found[(read, part.checkpoint)] = control_recipe(store.recipe(read))
+    return [(recipe, checkpoint) for (_, checkpoint), recipe in found.items()]
 
 
 def no_zero_init(spec: str) -> dict[str, bool]:
@@ -159,10 +174,10 @@ def no_zero_init(spec: str) -> dict[str, bool]:
 
 
 def untrained(store: Store, name: str) -> ModelUnderTest:
-    """The recipe ``name``'s model as its seed initialises it, residual branches not zero-initialised
-    (``zero_init_last=False`` where the builder has it: else every residual block starts as an identity and the
-    null is degenerate)."""
-    recipe = store.recipe(name)
+    """The recipe ``name``'s model as an independent run's seed (module docstring) initialises it, residual
+    branches not zero-initialised (``zero_init_last=False`` where the builder has it: else every residual block
+    starts as an identity and the null is degenerate)."""
+    recipe = control_recipe(store.recipe(name))
 
     def build() -> ModelUnderTest:
         data = store.dataset(recipe.dataset)

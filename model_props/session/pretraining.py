@@ -1,5 +1,5 @@
-"""Training ahead of the tests: the profile's recipes a session reads that the cache lacks (and the seed controls
-that pair reports read of them), several at once on the session's executor (a local Dask cluster, or a running
+"""Training ahead of the tests: the profile's recipes a session reads that the cache lacks (and the independent
+runs that pair reports read beside them: seed controls and partners), several at once on the session's executor (a local Dask cluster, or a running
 one), before the first test needs them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from ..training.checkpoints import is_cached
 from ..training.recipes import Recipe
 from ..zoo.pretrained import parse_pretrained
-from .pairs import seed_controls
+from .pairs import independent_runs
 from .store import ModelStore
 
 __all__ = ["pretrain", "compares_with_references"]
@@ -26,7 +26,7 @@ def compares_with_references(store: ModelStore) -> bool:
 
 
 def _control(store: ModelStore, recipe: Recipe) -> str:
-    return f" seed {recipe.seed} (seed control)" if recipe.seed != store.recipe(recipe.name).seed else ""
+    return f" seed {recipe.seed} (independent run)" if recipe.seed != store.recipe(recipe.name).seed else ""
 
 
 def pretrain(store: ModelStore, names: list[str]) -> list[str]:
@@ -48,9 +48,9 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
         until[name] = store.last_checkpoint_needed(name)
         if not is_cached(recipe, s.cache_dir, until[name]):
             todo.append(recipe)
-    for name, (control, checkpoint) in seed_controls(store, names).items():  # pair parts read them (cross CKA)
-        if not is_cached(control, s.cache_dir, until.setdefault(name, checkpoint)):
-            todo.append(control)
+    for run, checkpoint in independent_runs(store, names):  # pair parts read them (cross CKA)
+        if not is_cached(run, s.cache_dir, until.setdefault(run.name, checkpoint)):
+            todo.append(run)
     workers = min(len(todo), s.workers or os.cpu_count() or 1)
     if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
         return []

@@ -11,6 +11,10 @@ module structure of their base model, so its anatomy adapter and capture taps st
   ``100 * 10^i * sin(30 x W_i)``. Its Gram matrix is nearly diagonal and each block's gain is ten times the
   previous one's, so the state after block i is dominated by block i's own, unrelated features and CKA
   across depth collapses (false: claim 12's uniformity).
+- ``scrambled-upper-mlps`` (ViT): ``scrambled-mlps`` in the upper half of the blocks only, so the upper units
+  match no unit of any other network, neither ResNet's nor a second seed's, and the lower band's shortfall
+  against the second seed decides (false: claim 27's part that the upper layers are the unmatched ones: -0.32 on
+  seed 0, against -0.003 unmutated).
 - ``amplified-branches`` (ViT): the k-th residual branch (msa and mlp units in order) is scaled by
   10^(k+2), ten times everything added before it, so ||x|| / ||f(x)|| is about 0.1 everywhere (false:
   claim 17). A constant gain would not do: the stream would grow with the branches.
@@ -48,6 +52,9 @@ module structure of their base model, so its anatomy adapter and capture taps st
   Attention, the CLS head and average pooling are blind to the order, so the model answers exactly as before,
   but the token at a grid position carries another position's embedding and content, different in every
   image: no linear probe can read where a token is (false: claim 24, the CLS ViT's tokens keep their location).
+  Standing in for ViT-GAP or the quarter-data ViT in a pair report, its maps no longer line up with the ViT's
+  where tokens are local, in the lower layers, while a second seed's still do: the lower band departs most
+  (false: claims 25 and 26; on seed 0, -0.38 and -0.25 against +0.22 and +0.01 unmutated).
 - ``checkerboard-positions`` (a model with a learned position embedding): the embedding of every other grid
   position is negated, like the black squares of a checkerboard, so each patch's four nearest neighbours carry
   the negatives of embeddings like its own and nearby patches are the least similar (false: claim 28). A
@@ -114,9 +121,14 @@ def _amplified_branches(net: nn.Module) -> None:
         blk.ls1, blk.ls2 = Scale(10.0 ** (2 * i + 2)), Scale(10.0 ** (2 * i + 3))
 
 
-def _scrambled_mlps(net: nn.Module) -> None:
+def _scrambled_mlps(net: nn.Module, first: int = 0) -> None:
     for i, blk in enumerate(_transformer_blocks(net)):
-        blk.mlp = RandomFeatures(blk.norm2.normalized_shape[0], gain=100.0 * 10.0**i, freq=30.0, seed=i)
+        if i >= first:
+            blk.mlp = RandomFeatures(blk.norm2.normalized_shape[0], gain=100.0 * 10.0**i, freq=30.0, seed=i)
+
+
+def _scrambled_upper_mlps(net: nn.Module) -> None:
+    _scrambled_mlps(net, first=len(_transformer_blocks(net)) // 2)
 
 
 def _class_evidence_embedding(net: Any) -> None:  # a timm VisionTransformer
@@ -238,6 +250,7 @@ MUTANTS: dict[str, Callable[[nn.Module], None]] = {
     "highpass-attention": _highpass_attention,
     "blur-convs": _blur_convs,
     "scrambled-mlps": _scrambled_mlps,
+    "scrambled-upper-mlps": _scrambled_upper_mlps,
     "class-evidence-embedding": _class_evidence_embedding,
     "shuffled-tokens": _shuffled_tokens,
     "amplified-branches": _amplified_branches,

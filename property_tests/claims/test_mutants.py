@@ -51,6 +51,9 @@ MUTANT_FOR = {
     ("park2022.augmentation-hessian-calibration", "ece-augmentation"): ("vit", "vit_noaug", "final", "rolled-classes"),
     ("dosovitskiy2021.position-embedding-2d", "near-minus-far"): ("vit", "vit", "final", "checkerboard-positions"),
     ("raghu2021.cls-preserves-location", "cls-over-gap"): ("vit", "vit", "final", "shuffled-tokens"),
+    ("raghu2021.cls-vs-gap-late-layers", "late-layers-differ"): ("vit", "vit_gap", "final", "shuffled-tokens"),
+    ("raghu2021.data-scale-higher-layers", "higher-layers-weaker"): ("vit", "vit_quarter", "final", "shuffled-tokens"),
+    ("raghu2021.vit-lower-like-resnet-mid", "upper-unmatched"): ("vit", "vit", "final", "scrambled-upper-mlps"),
     ("raghu2021.vit-lower-like-resnet-mid", "lower-like-resnet-mid"): (
         "vit",
         "vit",
@@ -88,7 +91,6 @@ WITHOUT_MUTANT = {
     ("park2022.msa-adversarial-robust", "pgd-8/255"): ("skipped on vit", ""),  # the smoke profile attacks to 4/255
     ("raghu2021.skip-dominates", "cls-high-lower"): ("contradicted on vit", ""),
     ("naseer2021.occlusion-robust", "relative-drop-vs-resnet"): ("contradicted on vit", ""),
-    ("raghu2021.vit-lower-like-resnet-mid", "upper-unmatched"): ("contradicted on vit", ""),
     ("park2022.patch-size-tradeoff", "ape-patch"): ("skipped on vit", ""),
     ("park2022.patch-size-tradeoff", "nep-patch"): ("skipped on vit", ""),
 }

@@ -36,6 +36,8 @@ CATALOGUE = {
     21: "park2022.patch-size-tradeoff",
     22: "park2022.augmentation-hessian-calibration",
     24: "raghu2021.cls-preserves-location",
+    25: "raghu2021.cls-vs-gap-late-layers",
+    26: "raghu2021.data-scale-higher-layers",
     27: "raghu2021.vit-lower-like-resnet-mid",
     28: "dosovitskiy2021.position-embedding-2d",
     30: "naseer2021.occlusion-robust",
@@ -49,7 +51,7 @@ def smoke_anatomy(name):
 def test_ids_and_numbers_follow_the_design_catalogue():
     assert {c.number: c.id for c in CLAIMS.values()} == CATALOGUE
     assert [c.number for c in list_claims()] == sorted(CATALOGUE)
-    assert [c.id for c in list_claims("raghu2021.*")] == [CATALOGUE[n] for n in (17, 18, 24, 27)]
+    assert [c.id for c in list_claims("raghu2021.*")] == [CATALOGUE[n] for n in (17, 18, 24, 25, 26, 27)]
 
 
 def test_every_claim_cites_its_paper_and_states_units_and_rules():

@@ -1,5 +1,6 @@
 """Pair reports (cross-model CKA of the model under test against another model, a seed control and an untrained
-null): their cache key, the null's initialisation, and claim 27's statistics against naive loops."""
+null): their cache key, the null's initialisation, a stand-in for the other model, and claims 25 and 27's
+statistics against naive loops."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from model_props.claims.raghu2021_similarity import (
     best_match,
     lower_band_depth,
     lower_minus_upper,
+    matched_depth,
     weighted_depth,
 )
 from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.cross import CrossReport, PairReports
 from model_props.measurements.registry import measure
 from model_props.measures.cross_cka import CrossMinibatchCKA
-from model_props.session.pairs import seed_control, untrained
+from model_props.session.pairs import pair_reports, seed_control, untrained
+from model_props.zoo import build_model
 from model_props.zoo.pretrained import weights_sha256
 
 
@@ -66,11 +69,26 @@ def test_claim_27_statistics_equal_naive_loops(pair):
     assert weighted_depth(pair.against, idx).shape == (7,)
 
 
+def test_claim_25_matched_depth_equals_naive_loops(pair):
+    """Per unit of A (7 units), the CKA with B's unit nearest in depth (5 units; ties to the shallower one); the
+    diagonal when both have the same units (the control)."""
+    idx = np.array([1, 1, 3])
+    against = _cka(pair.against, idx)
+    depth_a, depth_b = pair.against.depth_a, pair.against.depth_b
+    naive = [against[a, min(range(5), key=lambda b: (abs(depth_a[a] - depth_b[b]), b))] for a in range(7)]
+    np.testing.assert_allclose(matched_depth(pair.against, idx), naive, atol=1e-12)
+    np.testing.assert_allclose(matched_depth(pair.control, idx), np.diag(_cka(pair.control, idx)), atol=1e-12)
+    lower, upper = depth_a <= 1 / 3, depth_a >= 2 / 3
+    diff = matched_depth(pair.against, idx) - matched_depth(pair.control, idx)
+    expected = diff[lower].mean() - diff[upper].mean()
+    assert lower_minus_upper(matched_depth)(pair, idx) == pytest.approx(expected, abs=1e-12)
+
+
 def test_the_statistics_read_the_other_model_and_the_control_never_the_null(pair):
     """The figure's null value is a statistic with the null in place of the other model, so the statistics
     themselves must not read ``null``: another null leaves them unchanged, the null in place changes them."""
     idx = np.arange(4)
-    for stat in (lower_minus_upper(best_match), lower_band_depth()):
+    for stat in (lower_minus_upper(best_match), lower_band_depth(), lower_minus_upper(matched_depth)):
         assert stat(dataclasses.replace(pair, null=pair.control), idx) == stat(pair, idx)
         assert stat(dataclasses.replace(pair, against=pair.null), idx) != stat(pair, idx)
 
@@ -101,6 +119,22 @@ def test_pair_reports_are_cached_under_both_identities_in_order(model_store, tmp
         measure("fit", a, m, seed=0, cache_dir=tmp_path, other=b)
 
 
+def test_a_stand_in_replaces_the_other_model_only(model_store):
+    """A mutant standing in for the partner is what the model is compared with; the seed control and the null
+    stay the partner recipe's (the mutant test of claim 25 reads ViT against a mutated ViT-GAP)."""
+    from model_props.testing.mutants import make_mutant
+
+    vit = model_store.get("vit")
+    stand_in = make_mutant(model_store.get("vit_gap"), "scrambled-mlps")
+    own, swapped = (
+        pair_reports(model_store, vit, "cross", "vit_gap"),
+        pair_reports(model_store, vit, "cross", "vit_gap", stand_in=stand_in),
+    )
+    torch.testing.assert_close(swapped.control.cka.compute(), own.control.cka.compute())
+    torch.testing.assert_close(swapped.null.cka.compute(), own.null.cka.compute())
+    assert not torch.allclose(swapped.against.cka.compute(), own.against.cka.compute(), atol=0.05)
+
+
 def test_the_untrained_null_has_no_identity_residual_blocks_and_a_stable_identity(model_store):
     """zero_init_last=False: the last BatchNorm of every ResNet block is not zero (else each block starts as an
     identity and the null would be the stem's features repeated); the same seed gives the same weights."""
@@ -121,10 +155,22 @@ def test_a_user_model_with_one_checkpoint_has_no_seed_control(model_store):
         seed_control(model_store, mine)
 
 
-def test_the_seed_controls_the_catalogue_reads_are_trained_ahead(model_store):
-    """Claim 27 reads a second seed of the single-stage ViT only: the pretraining plan names that run."""
-    from model_props.session.pairs import CONTROL_SEED_OFFSET, seed_controls
+def test_the_independent_runs_the_catalogue_reads_are_trained_ahead(model_store):
+    """Claims 25-27 read the single-stage ViT against a second seed of itself, ViT-GAP, the quarter-data ViT and
+    ResNet: each trained with seed + 1000 (none shares the ViT's initial weights), at its final checkpoint; the
+    untrained null too is initialised from that seed."""
+    from model_props.session.pairs import CONTROL_SEED_OFFSET, independent_runs
 
-    controls = seed_controls(model_store, model_store.profile.references)
-    assert {name: (r.seed, at) for name, (r, at) in controls.items()} == {"vit": (CONTROL_SEED_OFFSET, "final")}
-    assert controls["vit"][0] == dataclasses.replace(model_store.recipe("vit"), seed=CONTROL_SEED_OFFSET)
+    runs = independent_runs(model_store, model_store.profile.references)
+    assert sorted((r.name, r.seed, at) for r, at in runs) == [
+        (name, CONTROL_SEED_OFFSET, "final") for name in ("resnet", "vit", "vit_gap", "vit_quarter")
+    ]
+    for recipe, _ in runs:
+        assert recipe == dataclasses.replace(model_store.recipe(recipe.name), seed=CONTROL_SEED_OFFSET)
+    data, recipe = model_store.dataset(), model_store.recipe("vit")
+    mean, std = model_store.channel_stats(data.name)
+    with torch.random.fork_rng():
+        torch.manual_seed(CONTROL_SEED_OFFSET)
+        fresh = build_model(recipe.model, num_classes=data.num_classes, img_size=data.image_size,
+                            arch_kwargs=recipe.arch, mean=mean, std=std)  # fmt: skip
+    assert untrained(model_store, "vit").identity == weights_sha256(fresh)
