@@ -1,5 +1,5 @@
 """The modules mutations put in place of a model's own (see :mod:`.mutants`): attention with fixed weights, a
-constant gain, random Fourier features, a token-grid blur, and an input band-stop."""
+constant gain, random Fourier features, a token-grid blur, a sharpening smoothing block and an input band-stop."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["FixedAttention", "Scale", "RandomFeatures", "TokenBlur", "BandStop"]
+from ..zoo.resnet import SpatialSmoothing
+
+__all__ = ["FixedAttention", "Scale", "RandomFeatures", "TokenBlur", "Sharpen", "BandStop"]
 
 
 class FixedAttention(nn.Module):
@@ -73,6 +75,13 @@ class TokenBlur(nn.Module):
         grid = x[:, self.prefix :].transpose(1, 2).reshape(b, c, side, side)
         blurred = F.avg_pool2d(grid, 3, 1, 1, count_include_pad=False).reshape(b, c, -1).transpose(1, 2)
         return torch.cat([x[:, : self.prefix] * 0.0, blurred - x[:, self.prefix :]], dim=1)
+
+
+class Sharpen(SpatialSmoothing):
+    """The smoothing block turned around: ``x + 3 (x - blur(x))`` amplifies what the blur would remove."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 3.0 * (x - super().forward(x))
 
 
 class BandStop(nn.Module):

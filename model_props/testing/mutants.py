@@ -79,7 +79,7 @@ from ..measurements.lesion import key_units, removable_units
 from ..measurements.position import embedding_parameter, position_embedding
 from ..zoo.resnet import SpatialSmoothing
 from ..zoo.wrapper import unwrap
-from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, TokenBlur
+from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, Sharpen, TokenBlur
 
 if TYPE_CHECKING:  # annotations only: importing the store would put the session in the hash that keys mutants
     from ..session.store import ModelUnderTest
@@ -157,13 +157,6 @@ def _shuffled_tokens(net: Any) -> None:  # a timm VisionTransformer
         return out.gather(1, order[:, :, None].expand_as(out))
 
     net.norm_pre.register_forward_hook(shuffle)  # after the position embedding and the CLS token are in place
-
-
-class Sharpen(SpatialSmoothing):
-    """The smoothing block turned around: ``x + 3 (x - blur(x))`` amplifies what the blur would remove."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + 3.0 * (x - super().forward(x))
 
 
 def _sharpening_smoothing(net: nn.Module) -> None:
