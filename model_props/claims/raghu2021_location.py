@@ -18,7 +18,7 @@ from .raghu2021 import PAPER
 
 def last_block_accuracy(report: ProbeReport, idx: np.ndarray) -> float:
     """Mean location-probe accuracy of the last spatial unit's tokens over the scored images ``idx``."""
-    return report.last(idx)
+    return float(report.accuracy[-1, idx].mean())
 
 
 CLS_PRESERVES_LOCATION = Claim(

@@ -1,5 +1,5 @@
 """The location-probe report: per spatial unit, how well a linear probe reads each token's grid position from
-its representation (Raghu et al. 2021, Sec. 5, Fig. 9; design Sec. 7, claim 24).
+its representation (Raghu et al. 2021, Sec. 6; design Sec. 7, claim 24).
 
 The images are the seeded sample of ``n_images`` test images that :func:`~.units.measure_units` draws (the same
 permutation of the split), in mini-batches of ``batch_size``. The first half of the sample fits one
@@ -37,10 +37,6 @@ class ProbeReport:
         """Sampling unit: ``images`` (the scored half of the sample)."""
         return {"images": self.accuracy.shape[1]}[sampling]
 
-    def last(self, idx: np.ndarray) -> float:
-        """Mean probe accuracy of the last spatial unit over the images ``idx``."""
-        return float(self.accuracy[-1, idx].mean())
-
     def to_arrays(self) -> dict[str, np.ndarray]:
         return dict(vars(self))
 
@@ -77,7 +73,7 @@ def probe_report(
             sides = [m.shape[2] * m.shape[3] for m in maps]
             if max(sides) < 2:
                 raise NotApplicable(f"every unit of {anat.family} is a single token: there is no position to probe")
-            probes = [ProbeFit(m.shape[1], m.shape[2] * m.shape[3]) for m in maps]
+            probes = [ProbeFit(m.shape[1], side) for m, side in zip(maps, sides, strict=True)]
         for i, m in enumerate(maps):
             tokens, positions = tokens_and_positions(m)
             if start < fit_images:

@@ -1,5 +1,5 @@
 """Linear location probes: how well a layer's tokens still say where on the grid they are (Raghu et al. 2021,
-Sec. 5 and Fig. 9).
+Sec. 6).
 
 Each spatial token of a ``h x w`` grid is labelled with its row-major position ``p in {0, ..., hw-1}``. A linear
 probe ``p_hat(x) = argmax_p (W^T [x, 1])_p`` is fitted by ridge regression onto the one-hot position,

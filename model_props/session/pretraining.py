@@ -1,6 +1,6 @@
 """Training ahead of the tests: the profile's recipes a session reads that the cache lacks (and the independent
-runs that pair reports read beside them: seed controls and partners), several at once on the session's executor (a local Dask cluster, or a running
-one), before the first test needs them."""
+runs that pair reports read beside them: seed controls and partners), several at once on the session's executor
+(a local Dask cluster, or a running one), before the first test needs them."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def compares_with_references(store: ModelStore) -> bool:
     )
 
 
-def _control(store: ModelStore, recipe: Recipe) -> str:
+def _seed_label(store: ModelStore, recipe: Recipe) -> str:
     return f" seed {recipe.seed} (independent run)" if recipe.seed != store.recipe(recipe.name).seed else ""
 
 
@@ -59,13 +59,13 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
     where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
     store.notify(
         f"training {len(todo)} models, {where}: "
-        + ", ".join(f"{r.name}{_control(store, r)} ({until[r.name]})" for r in todo)
+        + ", ".join(f"{r.name}{_seed_label(store, r)} ({until[r.name]})" for r in todo)
     )
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
     with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
         for recipe, metrics in runner.map(train, todo):
             store.notify(
-                f"trained {recipe.name}{_control(store, recipe)} in {metrics['train_seconds']:.0f} s: "
+                f"trained {recipe.name}{_seed_label(store, recipe)} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
             )
     return [r.name for r in todo]
