@@ -27,7 +27,16 @@ from .base import Claim, Part
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
 from .stats import MIN_SEEDS, N_BOOT, Estimate, bootstrap, bootstrap_two_sample, t_interval, welch_interval
 
-__all__ = ["Measured", "Reports", "PerSeed", "SkipPart", "point_value", "evaluate_checkpoint", "evaluate_architecture"]
+__all__ = [
+    "Measured",
+    "Reports",
+    "PerSeed",
+    "SkipPart",
+    "Memo",
+    "point_value",
+    "evaluate_checkpoint",
+    "evaluate_architecture",
+]
 
 
 @dataclass(frozen=True)
@@ -41,10 +50,17 @@ class Measured:
 Reports = Callable[[str | None, str, str], Measured]  # (model name or None for the model under test, kind, checkpoint)
 PerSeed = Callable[[Part, str | None], Sequence[float | None]]  # (part, model name or None) -> per-seed values
 SkipPart = Callable[[Part], "str | None"]
+# (part, the reports its statistic reads, how they are resampled, the computation) -> its estimate: a memo may return
+# an estimate it computed before from equal reports and the same resampling (the session's estimate cache)
+Memo = Callable[[Part, tuple[Any, ...], str, Callable[[], Estimate]], Estimate]
 
 
 def _no_skip(part: Part) -> str | None:
     return None
+
+
+def _compute(part: Part, reports: tuple[Any, ...], resampling: str, compute: Callable[[], Estimate]) -> Estimate:
+    return compute()
 
 
 def point_value(part: Part, report: Any) -> float:
@@ -61,36 +77,43 @@ def _undefined(part: Part, model: str, value: float, where: str) -> str:
     return f"'{part.statistic_name}' is undefined {where}: {part.undefined}"
 
 
-def _checkpoint_part(part: Part, model: str, reports: Reports, level: float, seed: int, n_boot: int) -> PartOutcome:
+def _checkpoint_part(
+    part: Part, model: str, reports: Reports, level: float, seed: int, n_boot: int, memo: Memo
+) -> PartOutcome:  # fmt: skip
     stat = part.statistic
     subject = reports(part.subject, part.reads, part.checkpoint)
     n = subject.report.size(part.sampling)
     value = point_value(part, subject.report)  # raises NotApplicable before any resampling
     if math.isnan(value):
         return PartOutcome(part, "skipped", reason=_undefined(part, part.subject or model, value, "on its sample"))
+    resampling = f"level={level}|seed={seed}|n_boot={n_boot}|"
     if part.versus is None:
-        return measured(part, bootstrap(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot))
+        one = memo(part, (subject.report,), resampling + "one", lambda: bootstrap(
+            n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot))  # fmt: skip
+        return measured(part, one)
     other = reports(part.versus, part.reads, part.checkpoint)
     if math.isnan(point_value(part, other.report)):
         return PartOutcome(part, "skipped", reason=_undefined(part, part.versus, math.nan, f"on {part.versus}"))
     m = other.report.size(part.sampling)
+    pair = (subject.report, other.report)
     if subject.samples.get(part.sampling) == other.samples.get(part.sampling) and n == m:
-        diff = bootstrap(n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed,
-                         n_boot=n_boot, method="paired percentile bootstrap")  # fmt: skip
+        diff = memo(part, pair, resampling + "paired", lambda: bootstrap(
+            n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed, n_boot=n_boot,
+            method="paired percentile bootstrap"))  # fmt: skip
         return measured(part, diff, paired=True)
-    two = bootstrap_two_sample(
-        n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level, seed=seed, n_boot=n_boot
-    )
+    two = memo(part, pair, resampling + "two-sample", lambda: bootstrap_two_sample(
+        n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level, seed=seed, n_boot=n_boot))  # fmt: skip
     return measured(part, two, paired=False)
 
 
 def evaluate_checkpoint(
     claim: Claim, model: str, anat: Anatomy, reports: Reports, *, seed: int = 0, n_boot: int = N_BOOT,
-    skip_part: SkipPart = _no_skip,
+    skip_part: SkipPart = _no_skip, memo: Memo = _compute,
 ) -> ClaimOutcome:  # fmt: skip
     """Every part of ``claim`` that applies to ``anat``, bootstrapped over its samples (module docstring).
     ``reports(name, kind, checkpoint)`` gives the report a part reads: of the model under test (``name=None``)
-    or of a named model of the profile; ``skip_part`` may give a reason to skip a part."""
+    or of a named model of the profile; ``skip_part`` may give a reason to skip a part; ``memo`` may return a
+    bootstrap it computed before on equal reports (:data:`Memo`)."""
     outcomes = []
     for part in claim.parts:
         reason = part.applies(anat) or skip_part(part)
@@ -98,7 +121,7 @@ def evaluate_checkpoint(
             outcomes.append(PartOutcome(part, "skipped", reason=reason))
             continue
         try:
-            outcomes.append(_checkpoint_part(part, model, reports, claim.level, seed, n_boot))
+            outcomes.append(_checkpoint_part(part, model, reports, claim.level, seed, n_boot, memo))
         except NotApplicable as exc:
             outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
     return combine(claim, model, "checkpoint", outcomes)

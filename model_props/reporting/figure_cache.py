@@ -3,9 +3,8 @@ takes about 0.4 s a figure, a third of a warm claim test's time).
 
 The key covers everything :func:`~.figures.figure_png` draws from: the drawing code's import closure and the hashed
 library versions (:func:`~model_props.cache.source_hash`), matplotlib's version, the claim's id and measurement, the
-model's label, and every report it is given by (label, kind, checkpoint): its arrays (``to_arrays``, as the
-measurement cache stores them) and, for a unit report, each unit's kind, depth and subsampling, which the figure
-shades and which are not among its arrays.
+model's label, and every report it is given by (label, kind, checkpoint): its arrays and units
+(:func:`~model_props.cache.digest.update_with_report`), the whole of what the figure draws.
 """
 
 from __future__ import annotations
@@ -16,20 +15,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..cache import CacheEntry, source_hash
+from ..cache.digest import update_with_report
 from ..errors import CacheError
-from ..measurements.units import UnitReport
 from .figures import figure_png
 
 __all__ = ["figure_key", "cached_figure_png"]
-
-
-def _update_array(h: Any, name: str, array: np.ndarray) -> None:
-    array = np.ascontiguousarray(array)
-    h.update(f"{name}|{array.dtype.str}|{array.shape}\0".encode())
-    h.update(array.tobytes())
 
 
 def figure_key(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> str:
@@ -37,12 +28,7 @@ def figure_key(claim: Any, model: str, reports: Mapping[tuple[str, str, str], An
     h = hashlib.sha256(f"{source_hash(__name__)}|matplotlib={metadata.version('matplotlib')}".encode())
     h.update(f"\0{claim.id}\0{claim.measurement}\0{model}\0".encode())
     for label, kind, checkpoint in sorted(reports):
-        report = reports[label, kind, checkpoint]
-        h.update(f"\0report|{label}|{kind}|{checkpoint}\0".encode())
-        for name, array in sorted(report.to_arrays().items()):
-            _update_array(h, name, array)
-        for unit in report.units if isinstance(report, UnitReport) else ():
-            h.update(f"unit|{unit.kind}|{unit.depth!r}|{unit.subsamples}\0".encode())
+        update_with_report(h, f"{label}|{kind}|{checkpoint}", reports[label, kind, checkpoint])
     return h.hexdigest()[:32]
 
 

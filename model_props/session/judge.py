@@ -27,6 +27,7 @@ from ..claims.expectations import Expectation
 from ..claims.outcome import ClaimOutcome
 from ..claims.stats import MIN_SEEDS
 from ..errors import ConfigError, NotApplicable
+from .estimates import estimate_memo
 from .pairs import pair_reports
 from .pretrained import FolderData
 from .store import ModelStore
@@ -135,8 +136,9 @@ class _Live:
 def _checkpoint(store: ModelStore, claim: Claim, tested: ModelUnderTest, substitutes) -> tuple[ClaimOutcome, _Live]:
     live = _Live(store, tested, substitutes or {})
     s = store.settings
+    memo = estimate_memo(s.cache_dir, claim, recompute=s.remeasure)
     outcome = evaluate_checkpoint(claim, tested.name, tested.anatomy, live.reports, seed=s.seed,
-                                  n_boot=store.profile.measurement.n_boot, skip_part=live.skip)  # fmt: skip
+                                  n_boot=store.profile.measurement.n_boot, skip_part=live.skip, memo=memo)  # fmt: skip
     return outcome, live
 
 
