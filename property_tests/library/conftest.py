@@ -6,11 +6,21 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from subprocess_runs import (  # this folder is on sys.path (pytest's default "prepend" import mode)
+    AllureRun,
+    install_wheel,
+    parallel_args,
+    run_allure,
+    run_installed,
+    run_user_suite,
+    run_xdist,
+    user_project,
+)  # fmt: skip
 
 # pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
 # torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
@@ -98,61 +108,65 @@ def user_module(tmp_path, monkeypatch):
     sys.modules.pop("usermodels", None)
 
 
-# A claim test of an untrained ResNet through ``check_claim``, run by :func:`allure_run` beside the packaged suite.
-UNTRAINED_RESNET_TEST = textwrap.dedent("""
-    from model_props.anatomy import anatomy
-    from model_props.claims import get_claim
-    from model_props.session.store import ModelUnderTest
-    from model_props.zoo import build_model
-
-    def test_resnet_claim(check_claim):
-        # timm initialises every block's last BN scale to zero: each conv unit is an identity, so its change
-        # of the high-frequency amplitude is exactly 0 on every image and the rule "> 0" is inconclusive.
-        # (The accuracy is recorded above twice chance so that the chance rule lets the part be measured.)
-        model = build_model("resnet", num_classes=10).eval()
-        tested = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.5}, None, None)
-        outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), tested)
-        (part,) = outcome.parts
-        assert outcome.verdict == "inconclusive" and outcome.scope == "checkpoint"
-        assert (part.estimate.value, part.estimate.low, part.estimate.high) == (0.0, 0.0, 0.0)
-""")
-# the packaged suite's tests of one claim: supported on vit in every seed of the smoke study, not applicable to resnet
-ALLURE_RUN_SUITE = "msa-lowpass and (vit or resnet)"
-
-
-@dataclass(frozen=True)
-class AllureRun:
-    folder: Path  # where it ran: reports/ (summary, allure-report/) and allure-results/ are under it
-    stdout: str
-    returncode: int
-    html: bool  # whether it generated the HTML report (Allure 3 and Node.js are installed)
-
-    @property
-    def results(self) -> Path:
-        return self.folder / "allure-results"
+@pytest.fixture(scope="session", autouse=True)
+def background(request, tmp_path_factory, model_store) -> Iterator[dict[str, Future]]:
+    """The slow subprocess runs that the selected tests read, started in threads when the session's first library
+    test starts, so that they run while the tests before them do (each starts Python and imports torch and timm,
+    ~5 s, and mostly waits): the shared Allure run (:func:`allure_run`), the installed wheel with the claim suite
+    run from a user's project (``test_installed.py``) and the ``-n 2`` run of ``test_parallel.py``. A run no selected
+    test reads is not started."""
+    wanted = {name for item in request.session.items for name in getattr(item, "fixturenames", ())}
+    cache_dir = model_store.settings.cache_dir
+    jobs: dict[str, Future] = {}
+    # One job at a time leaves a core to the tests; the -n 2 run goes first, so that its three processes are done
+    # before test_execution.py starts a cluster of two (the others are read later, in this order).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="background-run") as pool:
+        if "xdist_run" in wanted:
+            jobs["xdist_run"] = pool.submit(run_xdist, tmp_path_factory.mktemp("xdist-run"), cache_dir)
+        if "allure_run" in wanted:
+            jobs["allure_run"] = pool.submit(run_allure, tmp_path_factory.mktemp("allure-run"), cache_dir)
+        if wanted & {"installed", "user_suite"}:
+            jobs["installed"] = pool.submit(install_wheel, tmp_path_factory.mktemp("installed"))
+        if "user_suite" in wanted:
+            project = user_project(tmp_path_factory.mktemp("userproject"))  # here: the jobs only run subprocesses
+            jobs["user_suite"] = pool.submit(run_user_suite, jobs["installed"], project, cache_dir)
+        yield jobs
 
 
 @pytest.fixture(scope="session")
-def allure_run(tmp_path_factory, model_store) -> AllureRun:
+def allure_run(background) -> AllureRun:
     """One run of pytest in a subprocess, shared by the tests that read Allure output (allure-pytest keeps
-    process-global state that a nested in-process session would clobber, so it cannot run in this process, and each
-    subprocess costs ~6 s of imports): ``UNTRAINED_RESNET_TEST`` and the packaged suite's tests of
-    ``ALLURE_RUN_SUITE``, writing Allure results and, where Allure 3 is installed, the HTML report
-    (``--claims-html``)."""
-    from model_props.errors import ModelPropsError
-    from model_props.reporting.html import find_allure
+    process-global state that a nested in-process session would clobber, so it cannot run in this process):
+    ``UNTRAINED_RESNET_TEST`` and the packaged suite's tests of ``ALLURE_RUN_SUITE``, writing Allure results and,
+    where Allure 3 is installed, the HTML report (``--claims-html``)."""
+    return background["allure_run"].result()
 
-    folder = tmp_path_factory.mktemp("allure-run")
-    (folder / "test_untrained.py").write_text(UNTRAINED_RESNET_TEST)
-    try:
-        find_allure(folder / "reports")
-        html = True
-    except ModelPropsError:
-        html = False
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_untrained.py", "--pyargs",
-         "model_props.suite", "-k", f"({ALLURE_RUN_SUITE}) or test_resnet_claim", "--alluredir=allure-results",
-         f"--claims-cache={model_store.settings.cache_dir}", *(["--claims-html"] if html else [])],
-        cwd=folder, capture_output=True, text=True,
-    )  # fmt: skip
-    return AllureRun(folder, proc.stdout + proc.stderr, proc.returncode, html)
+
+@pytest.fixture(scope="session")
+def installed(background) -> tuple[Path, Path]:
+    """(the wheel of this checkout, a virtualenv with it installed): see :func:`install_wheel`."""
+    return background["installed"].result()
+
+
+@pytest.fixture(scope="session")
+def parallel_options() -> Callable[[Path, Path], list[str]]:
+    """:func:`parallel_args`: the options of test_parallel.py's runs, ``parallel_options(folder, cache_dir)``."""
+    return parallel_args
+
+
+@pytest.fixture(scope="session")
+def xdist_run(background) -> tuple[subprocess.CompletedProcess, Path]:
+    """test_parallel.py's ``-n 2`` run: see :func:`run_xdist`."""
+    return background["xdist_run"].result()
+
+
+@pytest.fixture(scope="session")
+def user_shell() -> Callable[..., subprocess.CompletedProcess]:
+    """:func:`run_installed`: ``user_shell(venv, "python", "-c", ..., cwd=folder)``."""
+    return run_installed
+
+
+@pytest.fixture(scope="session")
+def user_suite(background) -> tuple[Path, subprocess.CompletedProcess]:
+    """(the user's project folder, the claim suite's run from it): see :func:`run_user_suite`."""
+    return background["user_suite"].result()

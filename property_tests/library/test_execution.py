@@ -62,15 +62,23 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
     (folder / "tiny.toml").write_text(TINY)
     requests = [(0, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
     results, caches = {}, {}
-    for how, scheduler in (("inprocess", None), ("cluster", cluster)):
+
+    def tasks(how: str) -> tuple[functools.partial, functools.partial, list]:
         caches[how] = fresh_cache(how)
         settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=caches[how], progress=False)
         recipes = list(settings.profile_data.recipes[n] for n in ("vit", "resnet"))
         train = functools.partial(train_until, caches[how], None, {"vit": "final", "resnet": "final"}, "cpu")
-        with executor(scheduler=scheduler, threads=1, cache_dir=caches[how]) as runner:
-            trained = {r.name: m["sha256"] for r, m in runner.map(train, recipes)}
-            measured = dict(runner.map(functools.partial(measure_report, settings), requests))
-        results[how] = trained, measured
+        return train, functools.partial(measure_report, settings), recipes
+
+    train, measure, recipes = tasks("cluster")
+    with executor(scheduler=cluster, threads=1, cache_dir=caches["cluster"]) as remote:
+        training = remote.map(train, recipes)  # submitted now: the cluster trains while this process does below
+        train_here, measure_here, recipes_here = tasks("inprocess")
+        with executor(threads=1, cache_dir=caches["inprocess"]) as local:
+            trained = {r.name: m["sha256"] for r, m in local.map(train_here, recipes_here)}
+            results["inprocess"] = trained, dict(local.map(measure_here, requests))
+        trained = {r.name: m["sha256"] for r, m in training}
+        results["cluster"] = trained, dict(remote.map(measure, requests))
     assert results["inprocess"][0] == results["cluster"][0], "the checkpoints' sha256 differ"
     a, b = _entries(caches["inprocess"]), _entries(caches["cluster"])
     assert a.keys() == b.keys() and len(a) == 2 + len(requests), "the same cache entries (keys hash the inputs)"

@@ -8,10 +8,6 @@ checkout, as in a user's repository.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import sysconfig
 import textwrap
 import zipfile
 from pathlib import Path
@@ -21,61 +17,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    (whl,) = out.glob("model_props-*.whl")
-    return whl
+@pytest.fixture
+def wheel(installed) -> Path:
+    return installed[0]
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory, wheel) -> Path:
-    """A virtualenv with the wheel installed and this environment's dependencies visible (after its own)."""
-    env = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    site = Path(
-        subprocess.run(
-            [str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
-    (site / "_model_props_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(env / "bin" / "python"),
-            "install",
-            "--no-deps",
-            "--no-index",
-            "-q",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return env
-
-
-def run(venv: Path, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
-    return subprocess.run(
-        [str(venv / "bin" / args[0]), *args[1:]],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**environ, **env},
-        timeout=1800,
-    )
+@pytest.fixture
+def venv(installed) -> Path:
+    return installed[1]
 
 
 def test_wheel_carries_the_recipes_the_study_data_and_the_suite(wheel):
@@ -87,8 +36,8 @@ def test_wheel_carries_the_recipes_the_study_data_and_the_suite(wheel):
     assert {p for p in packages if f"{p}/__init__.py" not in names} == set(), "subpackages missing from the wheel"
 
 
-def test_installed_package_loads_profiles_and_runs_the_cli(venv, tmp_path):
-    probe = run(
+def test_installed_package_loads_profiles_and_runs_the_cli(venv, tmp_path, user_shell):
+    probe = user_shell(
         venv,
         "python",
         "-c",
@@ -100,11 +49,11 @@ def test_installed_package_loads_profiles_and_runs_the_cli(venv, tmp_path):
     where, profiles = probe.stdout.splitlines()
     assert str(venv) in where and str(ROOT) not in where, "imported the checkout, not the installed wheel"
     assert profiles.startswith("['vit', 'pit', 'swin', 'resnet', 'alternet']")
-    cli = run(venv, "model-props", "recipes", cwd=tmp_path)
+    cli = user_shell(venv, "model-props", "recipes", cwd=tmp_path)
     assert cli.returncode == 0 and cli.stdout.split()[0] == "vit", cli.stderr
 
 
-def test_unrelated_project_is_untouched(venv, tmp_path):
+def test_unrelated_project_is_untouched(venv, tmp_path, user_shell):
     """An installed plugin changes nothing in a session that does not use it: no output, no torch."""
     (tmp_path / "test_arith.py").write_text(
         "import pytest\n\n@pytest.mark.claim\ndef test_sum():\n    assert 1 + 1 == 2\n"
@@ -117,56 +66,16 @@ def test_unrelated_project_is_untouched(venv, tmp_path):
             print("TORCH LOADED:", "torch" in sys.modules)
     """)
     )
-    result = run(venv, "python", "-m", "pytest", "-p", "no:cacheprovider", "--strict-markers", cwd=tmp_path)
+    result = user_shell(venv, "python", "-m", "pytest", "-p", "no:cacheprovider", "--strict-markers", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout and "TORCH LOADED: False" in result.stdout
     assert "model-props" not in result.stdout.replace("plugins:", "").split("collected")[1]
     assert not (tmp_path / "reports").exists()
 
 
-def test_claim_suite_runs_on_a_user_model_from_the_users_repository(venv, tmp_path, model_store):
+def test_claim_suite_runs_on_a_user_model_from_the_users_repository(user_suite):
     """``pytest --pyargs model_props.suite --model pkg:factory --checkpoint=FILE`` from a user's project."""
-    import torch
-    from safetensors.torch import save_file
-
-    project = tmp_path / "userproject"
-    (project / "mypkg").mkdir(parents=True)
-    (project / "mypkg" / "__init__.py").write_text("")
-    (project / "mypkg" / "models.py").write_text(
-        textwrap.dedent("""
-        from timm.models.vision_transformer import VisionTransformer
-
-        def build(num_classes=10):
-            return VisionTransformer(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2, num_classes=num_classes)
-    """)
-    )
-    sys.path.insert(0, str(project))
-    try:
-        from mypkg.models import build  # noqa: PLC0415
-    finally:
-        sys.path.remove(str(project))
-        sys.modules.pop("mypkg.models", None)
-        sys.modules.pop("mypkg", None)
-    torch.manual_seed(0)
-    (project / "runs").mkdir()
-    save_file({k: v.contiguous() for k, v in build().state_dict().items()}, str(project / "runs" / "best.safetensors"))
-    result = run(
-        venv,
-        "python",
-        "-m",
-        "pytest",
-        "--pyargs",
-        "model_props.suite",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--model",
-        "mypkg.models:build",
-        "--checkpoint=runs/best.safetensors",
-        f"--claims-cache={model_store.settings.cache_dir}",
-        cwd=project,
-        PYTHONPATH=str(project),
-    )
+    project, result = user_suite
     summary = project / "reports" / "summary.json"
     assert summary.is_file(), result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads(summary.read_text())
