@@ -16,7 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .base import Claim, Part
-from .stats import Estimate, Scope, Verdict, contradiction_p, decide, holm, samples_to_settle, standardized_effect
+from .stats import (
+    Estimate,
+    Scope,
+    Verdict,
+    contradiction_p,
+    decide,
+    effect_origin,
+    holm,
+    samples_to_settle,
+    settle_point,
+    standardized_effect,
+)  # fmt: skip
 
 __all__ = ["ClaimContradicted", "PartVerdict", "PartOutcome", "ClaimOutcome", "combine", "measured"]
 
@@ -60,7 +71,8 @@ class PartOutcome:
     def samples_to_settle(self) -> int | None:
         if self.verdict != "inconclusive" or self.estimate is None:
             return None
-        return samples_to_settle(self.estimate, self.part.threshold)
+        p = self.part
+        return samples_to_settle(self.estimate, settle_point(self.estimate, p.direction, p.threshold))
 
     def describe(self) -> str:
         p = self.part
@@ -71,7 +83,7 @@ class PartOutcome:
         text = (
             f"[{p.name}] {self.verdict}: {p.rule}; measured {e.value:.4g}, {e.level:.0%} CI [{e.low:.4g}, "
             f"{e.high:.4g}] over {n} {self.sampling} ({e.method}), effect size d = "
-            f"{standardized_effect(e, p.threshold):.2f}"
+            f"{standardized_effect(e, effect_origin(p.direction, p.threshold)):.2f}"
         )
         if e.dropped:
             text += f"; {e.dropped} {'seeds' if e.t else 'resamples'} dropped where it is undefined ({p.undefined})"
@@ -108,7 +120,9 @@ class PartOutcome:
             "sampling": self.sampling if e else self.part.sampling,
             "paired": self.paired,
             "p_contradiction": self.p_contradiction,
-            "effect_size": standardized_effect(e, self.part.threshold) if e else None,
+            "effect_size": standardized_effect(e, effect_origin(self.part.direction, self.part.threshold))
+            if e
+            else None,
             "samples_to_settle": self.samples_to_settle,
             "per_seed": {k: list(v) for k, v in self.seeds.items()} if self.seeds else None,
         }

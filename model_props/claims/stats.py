@@ -41,11 +41,11 @@ from scipy import stats as sps
 
 __all__ = [
     "Direction", "Verdict", "Scope", "Estimate", "N_BOOT", "MIN_SEEDS", "bootstrap", "bootstrap_two_sample",
-    "t_interval", "welch_interval", "decide", "holm", "contradiction_p", "prediction_interval", "prediction_p",
+    "t_interval", "welch_interval", "decide", "holm", "contradiction_p", "settle_point", "effect_origin", "prediction_interval", "prediction_p",
     "samples_to_settle", "standardized_effect",
 ]  # fmt: skip
 
-Direction = Literal["greater", "less"]
+Direction = Literal["greater", "less", "within"]  # within: equivalence, |statistic| < threshold
 Verdict = Literal["supported", "contradicted", "inconclusive"]
 Scope = Literal["checkpoint", "architecture"]
 N_BOOT = 2000
@@ -170,7 +170,17 @@ def welch_interval(a: Sequence[float | None], b: Sequence[float | None], *, leve
 
 
 def decide(est: Estimate, direction: Direction, threshold: float) -> Verdict:
-    """Supported if the interval excludes the threshold on the claimed side; contradicted if on the other."""
+    """Supported if the interval excludes the threshold on the claimed side; contradicted if on the other.
+
+    ``within`` is an equivalence rule, decided by two one-sided tests (Schuirmann 1987) at the interval's level:
+    supported when the interval lies inside (-threshold, threshold), so that both "statistic <= -threshold" and
+    "statistic >= threshold" are rejected; contradicted when it lies wholly outside, on either side; else
+    inconclusive (an equivalence claim at level 0.90 is a pair of one-sided tests at 0.05 each)."""
+    if direction == "within":
+        margin = abs(threshold)
+        if -margin < est.low and est.high < margin:
+            return "supported"
+        return "contradicted" if est.low > margin or est.high < -margin else "inconclusive"
     above, below = est.low > threshold, est.high < threshold
     if direction == "greater":
         return "supported" if above else "contradicted" if below else "inconclusive"
@@ -178,8 +188,26 @@ def decide(est: Estimate, direction: Direction, threshold: float) -> Verdict:
 
 
 def contradiction_p(est: Estimate, direction: Direction, threshold: float) -> float:
-    """The one-sided p-value of the evidence against the claimed side (for Holm's procedure)."""
+    """The one-sided p-value of the evidence against the claimed side (for Holm's procedure). For ``within``, the
+    evidence that the statistic lies outside the margin: the smaller of the one-sided p-values of "above the
+    margin" and "below it". Under the null |statistic| <= threshold at most one side can reject (the sides are
+    2 x threshold apart), so this test has the one-sided level, and the part is contradicted exactly when its
+    interval lies wholly outside the margin, as the rule says."""
+    if direction == "within":
+        margin = abs(threshold)
+        return min(est.p_value(margin, "greater"), est.p_value(-margin, "less"))
     return est.p_value(threshold, "less" if direction == "greater" else "greater")
+
+
+def settle_point(est: Estimate, direction: Direction, threshold: float) -> float:
+    """The value the interval must clear for a verdict: the threshold, or for ``within`` the margin's end on the
+    estimate's side (clearing it settles the part either way: inside, supported; outside, contradicted)."""
+    return math.copysign(abs(threshold), est.value) if direction == "within" else threshold
+
+
+def effect_origin(direction: Direction, threshold: float) -> float:
+    """Where a part's effect size is measured from: the threshold, or 0 (no difference) for ``within``."""
+    return 0.0 if direction == "within" else threshold
 
 
 def holm(p_values: Sequence[float], alpha: float) -> list[bool]:

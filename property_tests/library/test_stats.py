@@ -43,6 +43,45 @@ def test_decide(low, high, direction, verdict):
     assert decide(Estimate((low + high) / 2, low, high, 0.95, 10), direction, 0.0) == verdict
 
 
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (-0.04, 0.04, "supported"),  # inside the margin: equivalent
+        (0.06, 0.2, "contradicted"),  # wholly outside, above
+        (-0.2, -0.06, "contradicted"),  # wholly outside, below
+        (0.01, 0.08, "inconclusive"),  # across the margin's end
+        (-0.08, 0.08, "inconclusive"),  # across both ends
+        (-0.05, 0.0, "inconclusive"),  # on the end: not inside
+    ],
+)
+def test_decide_within_a_margin(low, high, verdict):
+    assert decide(Estimate((low + high) / 2, low, high, 0.90, 10), "within", 0.05) == verdict
+
+
+@given(
+    st.lists(st.floats(-0.3, 0.3, allow_nan=False), min_size=3, max_size=8),
+    st.lists(st.floats(-0.3, 0.3, allow_nan=False), min_size=3, max_size=8),
+)
+def test_within_is_two_one_sided_welch_tests(a, b):
+    """Equivalence at level 0.90 (Schuirmann's TOST) against scipy's one-sided Welch tests at 0.05 each; and
+    non-equivalence (the interval wholly outside the margin) against the one-sided test on the interval's side."""
+    import scipy.stats as sps
+
+    if min(np.ptp(a), np.ptp(b)) < 1e-4:
+        return  # a (nearly) constant group: scipy's tests lose their precision
+    margin = 0.05
+    est = welch_interval(a, b, level=0.90)
+    p_low = sps.ttest_ind(np.asarray(a) + margin, b, equal_var=False, alternative="greater").pvalue  # H0: diff <= -m
+    p_high = sps.ttest_ind(np.asarray(a) - margin, b, equal_var=False, alternative="less").pvalue  # H0: diff >= m
+    if abs(max(p_low, p_high) - 0.05) > 1e-9:  # not on the boundary
+        assert (decide(est, "within", margin) == "supported") == (max(p_low, p_high) < 0.05)
+    p_above = sps.ttest_ind(np.asarray(a) - margin, b, equal_var=False, alternative="greater").pvalue
+    p_below = sps.ttest_ind(np.asarray(a) + margin, b, equal_var=False, alternative="less").pvalue
+    if min(abs(p_above - 0.05), abs(p_below - 0.05)) > 1e-9:
+        assert (decide(est, "within", margin) == "contradicted") == (min(p_above, p_below) < 0.05)
+    assert contradiction_p(est, "within", margin) == pytest.approx(min(p_above, p_below), abs=1e-9)
+
+
 def test_bootstrap_is_reproducible_and_seeded():
     x = np.random.default_rng(1).normal(size=200)
     a, b = bootstrap(200, mean_of(x), seed=3), bootstrap(200, mean_of(x), seed=3)
