@@ -22,6 +22,10 @@ from pathlib import Path
 from model_props.claims import catalogue_markdown, list_claims
 from model_props.claims.expectations import load_study
 from model_props.claims.stats import N_BOOT
+from model_props.reporting.disputes import disagreement_lines
+from model_props.reporting.disputes import disagreements as disputes
+from model_props.reporting.summary import TRAINING_FACTS, outcome_record
+from model_props.training.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -76,6 +80,17 @@ def verdicts() -> str:
             cells.append(f"**{outcome.verdict}**: " + "; ".join(parts))
         lines.append(f"| `{claim.id}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def disagreements() -> str:
+    """Each disagreement between papers on the references, from the study's architecture verdicts of both claims
+    (the records the suite writes, set side by side as in summary.md)."""
+    study = _study()
+    profile = load_profile("smoke")
+    records = [outcome_record(study.evaluate(claim, model)) for claim in list_claims()
+               for model in study.evaluated_on(claim) if not study.evaluate(claim, model).skip_reason]  # fmt: skip
+    models = {n: {"training": {k: getattr(profile.recipe(n), k) for k in TRAINING_FACTS}} for n in profile.references}
+    return "\n".join(disagreement_lines(disputes(records, models))[3:])  # the table, without summary.md's heading
 
 
 def confirmation() -> str:
@@ -152,6 +167,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "catalogue": lambda: catalogue_markdown().rstrip("\n"),
     "accuracy": accuracy,
     "verdicts": verdicts,
+    "disagreements": disagreements,
     "confirmation": confirmation,
     "coverage": coverage,
     "false-contradictions": false_contradictions,

@@ -1,11 +1,12 @@
 """Screenshots of the HTML report for the README, taken in headless Chromium (Playwright drives the system
 Chromium; every request other than file:, data: and blob: is refused, as in ``test_html_report.py``).
 
-    pytest --claims-html                  # or any run that includes claim 27 on vit
+    pytest --claims-html                  # or any run that includes claims 27, 16 and 29 on vit
     python docs/screenshots.py reports/allure-report/index.html docs/
 
 writes ``docs/cross-cka.png``: claim 27 on ViT, its verdict and the CKA heatmaps against ResNet, the seed
-control and the untrained null.
+control and the untrained null; and ``docs/disagreement.png``: Bai et al.'s claim 29 beside Park & Kim's claim 16
+on ViT, both verdicts with their parts and intervals.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
-SHOTS = {  # file -> (the result's title starts with, the attachment to open)
+SHOTS = {  # file -> (the result's title starts with, the attachment to open or None)
     "cross-cka.png": ("raghu2021.vit-lower-like-resnet-mid [vit]", "cross - vit"),
+    "disagreement.png": ("bai2021.same-recipe-adversarial vs park2022.msa-adversarial-robust [vit]", None),
 }
 
 
@@ -36,8 +38,9 @@ def main(index: Path, out: Path) -> None:
                 sys.exit(f"no result titled {title!r} in {index}")
             page.goto(index.as_uri() + "#" + found[0])
             page.wait_for_selector("[data-testid=test-result-info-title]", timeout=30_000)
-            shown = page.get_by_test_id("test-result-attachment").filter(has_text=attachment).first
-            shown.get_by_test_id("test-result-attachment-header").click()
+            if attachment is not None:
+                shown = page.get_by_test_id("test-result-attachment").filter(has_text=attachment).first
+                shown.get_by_test_id("test-result-attachment-header").click()
             page.wait_for_timeout(1500)  # the image or HTML frame loads
             page.screenshot(path=str(out / name), full_page=True)
             print(f"wrote {out / name}")

@@ -14,6 +14,7 @@ import fnmatch
 
 from ..errors import ModelPropsError, choices
 from . import (
+    bai2021,
     dosovitskiy2021,
     naseer2021,
     park2022,
@@ -53,6 +54,7 @@ _MODULES = (
     raghu2021_similarity,
     dosovitskiy2021,
     naseer2021,
+    bai2021,
 )
 CLAIMS: dict[str, Claim] = {c.id: c for module in _MODULES for c in module.CLAIMS}
 SOURCES: dict[str, str] = {c.id: module.__name__ for module in _MODULES for c in module.CLAIMS}  # where each is defined
@@ -80,6 +82,7 @@ def catalogue_markdown() -> str:
 
         rules = "<br>".join(f"`{p.name}`: {cell(p.rule)}" for p in c.parts)
         scope = f" Runs on {', '.join(c.models)}." if c.models else ""
+        scope += "".join(f" Disputes claim {CLAIMS[d].number} (`{d}`)." for d in c.contradicts)
         lines.append(
             f"| {c.number} | `{c.id}` | {c.paper.citation}, {cell(c.section)} | {cell(c.statement)}{scope} | {rules} |"
         )

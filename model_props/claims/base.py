@@ -9,7 +9,8 @@ with ``versus`` compares with another named model (two-sample bootstrap): stat(s
 with ``partner`` reads a report of a *pair* instead (``report@partner``, e.g. cross-model CKA of the model against
 ResNet, beside its seed control and an untrained null): one statistic over the pair's shared samples.
 A claim whose parts all name their models (a comparison of variants) runs on the reference in ``models``
-only, and is skipped with that reason for any other model.
+only, and is skipped with that reason for any other model. A claim of a later paper that disputes a claim of the
+catalogue names it in ``contradicts``; the reports set the two side by side on the same models.
 
 Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
 (the missing trait), which becomes the skip reason. Whether a finding replicates at a profile's scale is not
@@ -108,6 +109,8 @@ class Part:
 
     @property
     def rule(self) -> str:
+        if self.direction == "within":  # equivalence: two one-sided tests (stats.decide)
+            return f"{self.label} within ±{abs(self.threshold):g}"
         op = ">" if self.direction == "greater" else "<"
         return f"{self.label} {op} {self.threshold:g}"
 
@@ -129,6 +132,7 @@ class Claim:
     gate: bool = False
     models: tuple[str, ...] | None = None  # a comparison of named recipes runs on these references only
     defining: tuple[str, ...] = ()  # parts without which the claim does not apply (default: any applicable part)
+    contradicts: tuple[str, ...] = ()  # ids of the claims this one disputes (a later paper against a seed's finding)
 
     def fingerprint(self) -> str:
         """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""

@@ -3,21 +3,22 @@
 A report holds one measurement kind's samples; claims read it through ``Part`` statistics
 ``(report, resampled indices) -> number`` over the report's sampling units:
 
-==========  ==========================================  ================================================
-kind        report                                      sampling units
-==========  ==========================================  ================================================
-units       :class:`~.units.UnitReport`                 ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
-spectrum    :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
-fit         :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
-noise       :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands)
-corruption  :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
-attack      :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
-lesion      :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
-position    :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
-occlusion   :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
-probe       :class:`~.probe.ProbeReport`                ``images`` (scored half; a location probe per unit)
-cross       :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of every unit of A against every unit of B)
-==========  ==========================================  ================================================
+===========  ==========================================  ================================================
+kind         report                                      sampling units
+===========  ==========================================  ================================================
+units        :class:`~.units.UnitReport`                 ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
+spectrum     :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
+fit          :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
+noise        :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands)
+corruption   :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
+attack       :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
+attack_test  :class:`~.attack.AttackReport`              ``images`` (every test image: clean, FGSM and PGD at the smallest eps)
+lesion       :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
+position     :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
+occlusion    :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
+probe        :class:`~.probe.ProbeReport`                ``images`` (scored half; a location probe per unit)
+cross        :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of every unit of A against every unit of B)
+===========  ==========================================  ================================================
 
 A *pair* kind (``cross``) is measured on two models (``measure(..., other=...)``) and keyed by both identities.
 
@@ -76,6 +77,7 @@ ReportKind = Literal[
     "noise",
     "corruption",
     "attack",
+    "attack_test",
     "lesion",
     "position",
     "occlusion",
@@ -165,6 +167,13 @@ def _attack(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -
     )
 
 
+def _attack_test(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
+    """FGSM and PGD at the profile's smallest eps only, on every image of the test split (Bai et al.'s comparison,
+    design Sec. 7)."""
+    return attack_report(inp.model, inp.test, n_images=len(inp.test), epsilons=(min(m.attack_epsilons),),
+                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name))  # fmt: skip
+
+
 def _cross(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, other: MeasureInput) -> CrossReport:
     return measure_cross_cka(inp.model, inp.anatomy, other.model, other.anatomy, inp.test, n_images=m.n_images,
                              batch_size=m.batch_size, seed=seed, device=device)  # fmt: skip
@@ -201,6 +210,7 @@ REPORT_KINDS: dict[str, Kind] = {
     "noise": Kind(_noise, NoiseReport, _M + "noise", ("noise_images",)),
     "corruption": Kind(_corruption, CorruptionReport, _M + "corruption", ("corruption_images",)),
     "attack": Kind(_attack, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")),
+    "attack_test": Kind(_attack_test, AttackReport, _M + "attack", ("attack_epsilons_255", "pgd_steps")),
     "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
     "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
     "occlusion": Kind(_occlusion, OcclusionReport, _M + "occlusion", ("corruption_images",)),

@@ -64,6 +64,12 @@ class Recorder:
             provenance=provenance(settings.device),
             gate=self.gate,
         )
+        results = getattr(self.config.option, "allure_report_dir", None)
+        if results and self.records:  # allure-pytest writes this session's results there
+            from ..reporting.disputes import disagreements, write_allure_disputes
+
+            found = disagreements(self.records, self.models)
+            write_allure_disputes(Path(self.config.invocation_params.dir) / results, found)
 
     def generate_html(self) -> None:
         """Build the HTML report from this session's Allure results (``--claims-html``)."""

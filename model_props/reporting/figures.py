@@ -240,8 +240,8 @@ def _cross_heatmaps(fig, axes, claim: Any, model: str, partner: str, reports: An
     axes[1].text(0.5, -0.22, stats, transform=axes[1].transAxes, ha="center", va="top", fontsize=7, wrap=True)
 
 
-_PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "lesion": _lesion,
-           "position": _position, "occlusion": _occlusion, "probe": _probe}  # fmt: skip
+_PANELS = {"fit": _fit, "noise": _noise, "corruption": _corruption, "attack": _attack, "attack_test": _attack,
+           "lesion": _lesion, "position": _position, "occlusion": _occlusion, "probe": _probe}  # fmt: skip
 
 
 def figure_png(claim: Any, model: str, reports: Mapping[tuple[str, str, str], Any]) -> bytes:

@@ -23,6 +23,8 @@
 
 ``value``/``interval`` are null for skipped records; ``per_seed`` and ``expectation`` where the scope has them.
 ``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
+``disagreements`` sets a claim that disputes another beside it on each model judged on both
+(:mod:`.disputes`); ``models[...]["training"]`` holds the recipe facts they compare.
 For ``xfailed`` records the measured verdict is kept in ``measured_verdict``.
 """
 
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..claims.base import Claim
 from ..claims.outcome import ClaimOutcome
+from .disputes import disagreement_lines, disagreements
 
 if TYPE_CHECKING:
     from ..claims.expectations import Expectation
@@ -43,6 +46,7 @@ __all__ = ["SCHEMA_VERSION", "outcome_record", "judgement_record", "skip_record"
            "verdict_table"]  # fmt: skip
 
 SCHEMA_VERSION = 2
+TRAINING_FACTS = ("dataset", "subset", "steps", "batch_size", "augment", "optimizer", "lr", "warmup_steps")
 SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
 
 
@@ -101,6 +105,7 @@ def model_facts(tested: Any) -> dict[str, Any]:
         "recipe": recipe.name if recipe else None,
         "recipe_fingerprint": recipe.fingerprint() if recipe else None,
         "train_seed": recipe.seed if recipe else None,
+        "training": {k: getattr(recipe, k) for k in TRAINING_FACTS} if recipe else None,
         "provenance": tested.provenance or None,
     }
 
@@ -155,6 +160,7 @@ def write_summary(
 ) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
+    found = disagreements(ordered, models)
     summary = {
         "schema_version": SCHEMA_VERSION,
         "profile": profile,
@@ -164,6 +170,7 @@ def write_summary(
         "models": dict(models),
         "results": ordered,
         "gate": list(gate or []),
+        "disagreements": found,
     }
     (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = [
@@ -182,4 +189,5 @@ def write_summary(
         lines.append(
             f"| {r['claim']} | {r['model']} | {r['verdict']} | {r['statistic'] or r['reason']} | {val} | {ival} |"
         )
+    lines += disagreement_lines(found)
     (directory / "summary.md").write_text("\n".join(lines) + "\n")

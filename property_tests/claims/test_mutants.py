@@ -40,6 +40,7 @@ MUTANT_FOR = {
     ("park2022.msa-adversarial-robust", "pgd-1/255"): ("vit", "resnet", "final", "rolled-classes"),
     ("park2022.msa-adversarial-robust", "pgd-2/255"): ("vit", "resnet", "final", "rolled-classes"),
     ("park2022.msa-adversarial-robust", "pgd-4/255"): ("vit", "resnet", "final", "rolled-classes"),
+    ("bai2021.same-recipe-adversarial", "pgd-drop-equivalent"): ("vit", "resnet", "final", "rolled-classes"),
     ("raghu2021.skip-dominates", "vs-resnet"): ("vit", "vit", "final", "amplified-branches"),
     ("raghu2021.skip-dominates", "cls-low-upper"): ("vit", "vit", "final", "frozen-cls-upper"),
     ("raghu2021.attention-distance-grows", "distance-grows"): ("vit", "vit", "final", "inverted-attention-distance"),

@@ -32,8 +32,9 @@ UNTRAINED_RESNET_TEST = textwrap.dedent("""
         assert outcome.verdict == "inconclusive" and outcome.scope == "checkpoint"
         assert (part.estimate.value, part.estimate.low, part.estimate.high) == (0.0, 0.0, 0.0)
 """)
-# the packaged suite's tests of one claim: supported on vit in every seed of the smoke study, not applicable to resnet
-ALLURE_RUN_SUITE = "msa-lowpass and (vit or resnet)"
+# the packaged suite's tests of one claim (supported on vit in every seed of the smoke study, not applicable to
+# resnet), and of a disagreement between papers on vit: Bai et al. against Park & Kim's claim 16
+ALLURE_RUN_SUITE = "(msa-lowpass and (vit or resnet)) or ((same-recipe or msa-adversarial) and vit)"
 
 
 @dataclass(frozen=True)

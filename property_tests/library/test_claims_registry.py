@@ -7,7 +7,7 @@ import json
 import pytest
 
 from model_props.anatomy import anatomy
-from model_props.claims import CLAIMS, get_claim, list_claims
+from model_props.claims import CLAIMS, catalogue_markdown, get_claim, list_claims
 from model_props.errors import ModelPropsError
 from model_props.reporting.summary import write_summary
 from model_props.training.profiles import get_recipe, list_recipes
@@ -40,6 +40,7 @@ CATALOGUE = {
     26: "raghu2021.data-scale-higher-layers",
     27: "raghu2021.vit-lower-like-resnet-mid",
     28: "dosovitskiy2021.position-embedding-2d",
+    29: "bai2021.same-recipe-adversarial",
     30: "naseer2021.occlusion-robust",
 }
 
@@ -52,6 +53,16 @@ def test_ids_and_numbers_follow_the_design_catalogue():
     assert {c.number: c.id for c in CLAIMS.values()} == CATALOGUE
     assert [c.number for c in list_claims()] == sorted(CATALOGUE)
     assert [c.id for c in list_claims("raghu2021.*")] == [CATALOGUE[n] for n in (17, 18, 24, 25, 26, 27)]
+
+
+def test_a_claim_that_disputes_another_names_one_of_the_catalogue_from_another_paper():
+    disputes = {c.id: c.contradicts for c in CLAIMS.values() if c.contradicts}
+    assert disputes == {"bai2021.same-recipe-adversarial": ("park2022.msa-adversarial-robust",)}
+    for claim_id, disputed in disputes.items():
+        assert all(CLAIMS[d].paper.key != CLAIMS[claim_id].paper.key for d in disputed)
+    (part,) = CLAIMS["bai2021.same-recipe-adversarial"].parts
+    assert (part.direction, part.threshold, CLAIMS["bai2021.same-recipe-adversarial"].level) == ("within", 0.05, 0.90)
+    assert part.rule.endswith("within ±0.05") and "Disputes claim 16" in catalogue_markdown()
 
 
 def test_every_claim_cites_its_paper_and_states_units_and_rules():

@@ -2,8 +2,9 @@
 
 Playwright drives the system Chromium (Debian ``chromium``): no browser is downloaded, and every request
 other than file:, data: and blob: is refused. The test checks that the report shows the paper -> section ->
-claim tree, a claim's title with its model and verdict, the model parameter and the figure, and saves a
-screenshot to ``reports/html-report.png``.
+claim tree, a claim's title with its model and verdict, the model parameter and the figure, and a disagreement
+between papers with both claims' parts side by side; it saves screenshots to ``reports/html-report.png`` and
+``reports/html-dispute.png``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from model_props.reporting.html import INSTALL_HINT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CLAIMS = "park2022.msa-lowpass"  # the shared run's suite tests (conftest.ALLURE_RUN_SUITE)
+DISPUTE = "bai2021.same-recipe-adversarial vs park2022.msa-adversarial-robust"  # a disagreement it shows
 
 
 def _missing(html: bool) -> str | None:
@@ -88,7 +90,15 @@ def test_html_report_shows_claims_verdicts_models_and_figures(allure_run, reques
             page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
             assert image.evaluate("i => i.naturalWidth") >= 400, "the claim's figure is shown"
             page.screenshot(path=str(shot), full_page=True)
+            (dispute,) = [k for n, k in by_name.items() if n.startswith(f"{DISPUTE} [vit]: the evidence favours ")]
+            page.goto(index.as_uri() + "#" + dispute)
+            expect(page.get_by_test_id("test-result-info-title")).to_contain_text(f"{DISPUTE} [vit]")
+            shown = ("bai2021.same-recipe-adversarial", "park2022.msa-adversarial-robust", "pgd-drop-equivalent",
+                     "pgd-1/255", "The evidence favours:", "Training of the models compared:")  # fmt: skip
+            for text in shown:  # the description is shown in a frame of its own
+                expect(page.frame_locator("iframe").get_by_text(text, exact=False).first).to_be_visible()
+            page.screenshot(path=str(shot.with_name("html-dispute.png")), full_page=True)
             assert not errors, errors
         finally:
             browser.close()
-    assert shot.stat().st_size > 20_000
+    assert shot.stat().st_size > 20_000 and shot.with_name("html-dispute.png").stat().st_size > 20_000

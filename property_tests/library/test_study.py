@@ -120,7 +120,9 @@ def test_an_added_claim_equals_the_whole_studys_entry_and_keeps_every_other(tiny
     assert "Added later with `model-props seed-study --add`" in (mine / "tiny-seeds.md").read_text()
     with pytest.raises(StudyError, match=r"seeds \[0, 1, 2, 3\].*--seeds 0 1 2 3"):
         run_study(user, seeds=[0, 1, 2], add=[added_id])
-    with pytest.raises(StudyError, match="'nobody.*' matches no claim; valid: 'dosovitskiy2021"):
+    with pytest.raises(
+        StudyError, match="'nobody.*' matches no claim; valid: 'bai2021.same-recipe-adversarial', 'dosovitskiy2021"
+    ):
         run_study(user, seeds=[0, 1, 2, 3], add=["nobody.*"])
     (mine / "tiny-seeds.json").unlink()
     with pytest.raises(StudyError, match="there is none at .*tiny-seeds.json; run the whole study first"):
