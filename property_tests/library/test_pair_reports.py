@@ -174,3 +174,28 @@ def test_the_independent_runs_the_catalogue_reads_are_trained_ahead(model_store)
         fresh = build_model(recipe.model, num_classes=data.num_classes, img_size=data.image_size,
                             arch_kwargs=recipe.arch, mean=mean, std=std)  # fmt: skip
     assert untrained(model_store, "vit").identity == weights_sha256(fresh)
+
+
+def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inprocess, model_store):
+    """``--claims-versus resnet=resnet_smooth``: claim 27 reads the ViT against the smoothed ResNet in place of the
+    reference ResNet (the ViT's seed control and the untrained null stay), judged about these weights."""
+    import json
+
+    from model_props.claims import get_claim
+    from model_props.session.judge import judge
+
+    claim = get_claim("raghu2021.vit-lower-like-resnet-mid")
+    inprocess.makepyfile(test_versus_claims="from model_props.suite.test_claims import *\n")
+    inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", "--model",
+                        "vit", "--claims-versus=resnet=resnet_smooth", "-k", "vit-lower-like")  # fmt: skip
+    (record,) = json.loads((inprocess.path / "reports" / "summary.json").read_text())["results"]
+    assert (record["claim"], record["scope"]) == (claim.id, "checkpoint")
+    against_smooth = {p["part"]: p["value"] for p in record["parts"]}
+    against_resnet = {
+        p.part.name: p.estimate.value for p in judge(model_store, claim, model_store.get("vit")).live.parts
+    }
+    assert against_smooth.keys() == against_resnet.keys() and None not in against_smooth.values()
+    assert all(abs(against_smooth[k] - against_resnet[k]) > 1e-4 for k in against_smooth), (
+        against_smooth,
+        against_resnet,
+    )
