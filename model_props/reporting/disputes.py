@@ -117,9 +117,16 @@ def disagreement_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _html_row(markdown_row: str) -> str:
-    cells = (escape(c.strip().replace("`", "")) for c in markdown_row.strip("|").split(" | "))
-    return "<tr>" + "".join(f'<td style="white-space: normal">{c}</td>' for c in cells) + "</tr>"
+def _part_cells(side: Mapping[str, Any], part: Mapping[str, Any]) -> tuple[str, ...]:
+    """A part's row of a disagreement's description: claim, part, verdict, value, interval (level), rule."""
+    value, interval = part["value"], part["interval"]
+    shown = "" if not interval else "[{:+.4g}, {:+.4g}] ({:.0%})".format(*interval, part["level"])
+    return (f"{side['number']} {side['claim']}", part["part"], part["verdict"],
+            "" if value is None else f"{value:+.4g}", shown, part["rule"])  # fmt: skip
+
+
+def _html_row(cells: Sequence[str], tag: str = "td") -> str:
+    return "<tr>" + "".join(f'<{tag} style="white-space: normal">{escape(c)}</{tag}>' for c in cells) + "</tr>"
 
 
 def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]]) -> None:
@@ -130,24 +137,19 @@ def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]])
     now = int(time.time() * 1000)
     for d in found:
         a, b = d["sides"]
-        rows = [f"| {s['number']} `{s['claim']}` | {p['part']} | {p['verdict']} | "
-                f"{'' if p['value'] is None else format(p['value'], '+.4g')} | "
-                f"{'' if not p['interval'] else '[{:+.4g}, {:+.4g}] ({:.0%})'.format(*p['interval'], p['level'])} | "
-                f"{p['rule']} |"
-                for s in (a, b) for p in s["parts"]]  # fmt: skip
+        cells = [_part_cells(side, part) for side in (a, b) for part in side["parts"]]
+        header = ("claim", "part", "verdict", "value", "interval", "rule")
         description = "\n".join([
             f"**{a['statement']}** ({a['paper']})", "", f"disputes **{b['statement']}** ({b['paper']})", "",
-            "| claim | part | verdict | value | interval | rule |", "|---|---|---|---|---|---|", *rows, "",
-            f"**The evidence favours:** {d['favours']}", "",
+            "| " + " | ".join(header) + " |", "|---" * len(header) + "|", *("| " + " | ".join(c) + " |" for c in cells),
+            "", f"**The evidence favours:** {d['favours']}", "",
             f"**Training of the models compared:** {_training_line(d['training']) or 'not recorded'}",
         ])  # fmt: skip
-        html = "".join(_html_row(row) for row in rows)
         description_html = (
             f"<p><b>{escape(a['statement'])}</b> ({escape(a['paper'])})</p><p>disputes <b>{escape(b['statement'])}"
-            f"</b> ({escape(b['paper'])})</p><table><tr><th>claim</th><th>part</th><th>verdict</th><th>value</th>"
-            f"<th>interval</th><th>rule</th></tr>{html}</table><p><b>The evidence favours:</b> "
-            f"{escape(d['favours'])}</p><p><b>Training of the models compared:</b> "
-            f"{escape(_training_line(d['training']) or 'not recorded')}</p>"
+            f"</b> ({escape(b['paper'])})</p><table>{_html_row(header, 'th')}{''.join(_html_row(c) for c in cells)}"
+            f"</table><p><b>The evidence favours:</b> {escape(d['favours'])}</p><p><b>Training of the models "
+            f"compared:</b> {escape(_training_line(d['training']) or 'not recorded')}</p>"
         )
         name = f"{a['claim']} vs {b['claim']} [{d['model']}]: the evidence favours {d['favours']}"
         result = {
