@@ -22,9 +22,9 @@ from pathlib import Path
 from model_props.claims import catalogue_markdown, list_claims
 from model_props.claims.expectations import load_study
 from model_props.claims.stats import N_BOOT
-from model_props.reporting.disputes import disagreement_lines
+from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
-from model_props.reporting.summary import TRAINING_FACTS, outcome_record
+from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,10 +87,12 @@ def disagreements() -> str:
     (the records the suite writes, set side by side as in summary.md)."""
     study = _study()
     profile = load_profile("smoke")
-    records = [outcome_record(study.evaluate(claim, model)) for claim in list_claims()
-               for model in study.evaluated_on(claim) if not study.evaluate(claim, model).skip_reason]  # fmt: skip
-    models = {n: {"training": {k: getattr(profile.recipe(n), k) for k in TRAINING_FACTS}} for n in profile.references}
-    return "\n".join(disagreement_lines(disputes(records, models))[3:])  # the table, without summary.md's heading
+    involved = {c.id for c in list_claims() if c.contradicts} | {d for c in list_claims() for d in c.contradicts}
+    outcomes = [study.evaluate(claim, model) for claim in list_claims() if claim.id in involved
+                for model in study.evaluated_on(claim)]  # fmt: skip
+    records = [outcome_record(o) for o in outcomes if not o.skip_reason]
+    models = {n: {"training": training_facts(profile.recipe(n))} for n in profile.references}
+    return "\n".join(disagreement_table(disputes(records, models)))
 
 
 def confirmation() -> str:

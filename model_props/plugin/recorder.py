@@ -54,7 +54,7 @@ class Recorder:
         from ..reporting.summary import write_summary
 
         settings = state.settings(self.config)
-        write_summary(
+        found = write_summary(
             self.directory,
             profile=settings.profile,
             seed=settings.seed,
@@ -65,10 +65,9 @@ class Recorder:
             gate=self.gate,
         )
         results = getattr(self.config.option, "allure_report_dir", None)
-        if results and self.records:  # allure-pytest writes this session's results there
-            from ..reporting.disputes import disagreements, write_allure_disputes
+        if results and found:  # allure-pytest writes this session's results there
+            from ..reporting.disputes import write_allure_disputes
 
-            found = disagreements(self.records, self.models)
             write_allure_disputes(Path(self.config.invocation_params.dir) / results, found)
 
     def generate_html(self) -> None:

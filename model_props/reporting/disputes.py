@@ -21,7 +21,7 @@ from typing import Any
 
 from ..claims import CLAIMS
 
-__all__ = ["disagreements", "disagreement_lines", "write_allure_disputes"]
+__all__ = ["disagreements", "disagreement_table", "disagreement_lines", "write_allure_disputes"]
 
 EPIC = "Disagreements between papers"
 
@@ -104,17 +104,20 @@ def _fact(value: Any) -> str:
     return "+".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
-def disagreement_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The section of summary.md: one row per disagreement, both verdicts with value, interval and scope."""
-    if not found:
-        return []
-    lines = ["", f"## {EPIC}", "", "| model | claim | verdict | disputed claim | verdict | the evidence favours | "
-             "training of the models compared |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+def disagreement_table(found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One Markdown row per disagreement, both verdicts with value, interval and scope (summary.md, the README)."""
+    lines = ["| model | claim | verdict | disputed claim | verdict | the evidence favours | training of the models "
+             "compared |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for d in found:
         a, b = d["sides"]
         lines.append(f"| {d['model']} | {a['number']} `{a['claim']}` | {_cell(a)} | {b['number']} `{b['claim']}` | "
                      f"{_cell(b)} | {d['favours']} | {_training_line(d['training'])} |")  # fmt: skip
     return lines
+
+
+def disagreement_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The section of summary.md (none without a disagreement)."""
+    return ["", f"## {EPIC}", "", *disagreement_table(found)] if found else []
 
 
 def _part_cells(side: Mapping[str, Any], part: Mapping[str, Any]) -> tuple[str, ...]:
@@ -139,17 +142,18 @@ def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]])
         a, b = d["sides"]
         cells = [_part_cells(side, part) for side in (a, b) for part in side["parts"]]
         header = ("claim", "part", "verdict", "value", "interval", "rule")
+        training = _training_line(d["training"]) or "not recorded"
         description = "\n".join([
             f"**{a['statement']}** ({a['paper']})", "", f"disputes **{b['statement']}** ({b['paper']})", "",
             "| " + " | ".join(header) + " |", "|---" * len(header) + "|", *("| " + " | ".join(c) + " |" for c in cells),
             "", f"**The evidence favours:** {d['favours']}", "",
-            f"**Training of the models compared:** {_training_line(d['training']) or 'not recorded'}",
+            f"**Training of the models compared:** {training}",
         ])  # fmt: skip
         description_html = (
             f"<p><b>{escape(a['statement'])}</b> ({escape(a['paper'])})</p><p>disputes <b>{escape(b['statement'])}"
             f"</b> ({escape(b['paper'])})</p><table>{_html_row(header, 'th')}{''.join(_html_row(c) for c in cells)}"
             f"</table><p><b>The evidence favours:</b> {escape(d['favours'])}</p><p><b>Training of the models "
-            f"compared:</b> {escape(_training_line(d['training']) or 'not recorded')}</p>"
+            f"compared:</b> {escape(training)}</p>"
         )
         name = f"{a['claim']} vs {b['claim']} [{d['model']}]: the evidence favours {d['favours']}"
         result = {

@@ -42,8 +42,8 @@ from .disputes import disagreement_lines, disagreements
 if TYPE_CHECKING:
     from ..claims.expectations import Expectation
 
-__all__ = ["SCHEMA_VERSION", "outcome_record", "judgement_record", "skip_record", "model_facts", "write_summary",
-           "verdict_table"]  # fmt: skip
+__all__ = ["SCHEMA_VERSION", "outcome_record", "judgement_record", "skip_record", "model_facts", "training_facts",
+           "write_summary", "verdict_table"]  # fmt: skip
 
 SCHEMA_VERSION = 2
 TRAINING_FACTS = ("dataset", "subset", "steps", "batch_size", "augment", "optimizer", "lr", "warmup_steps")
@@ -105,9 +105,14 @@ def model_facts(tested: Any) -> dict[str, Any]:
         "recipe": recipe.name if recipe else None,
         "recipe_fingerprint": recipe.fingerprint() if recipe else None,
         "train_seed": recipe.seed if recipe else None,
-        "training": {k: getattr(recipe, k) for k in TRAINING_FACTS} if recipe else None,
+        "training": training_facts(recipe) if recipe else None,
         "provenance": tested.provenance or None,
     }
+
+
+def training_facts(recipe: Any) -> dict[str, Any]:
+    """What a recipe trains with, as summary.json records it: the facts a disagreement between papers compares."""
+    return {k: getattr(recipe, k) for k in TRAINING_FACTS}
 
 
 def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
@@ -157,7 +162,8 @@ def write_summary(
     train_seed: int | None = None,
     provenance: Mapping[str, Any] | None = None,
     gate: Sequence[Mapping[str, Any]] | None = None,
-) -> None:
+) -> list[dict[str, Any]]:
+    """Write ``summary.json`` and ``summary.md``; the disagreements between papers they hold (:mod:`.disputes`)."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
     found = disagreements(ordered, models)
@@ -191,3 +197,4 @@ def write_summary(
         )
     lines += disagreement_lines(found)
     (directory / "summary.md").write_text("\n".join(lines) + "\n")
+    return found
