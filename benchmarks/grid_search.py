@@ -69,6 +69,11 @@ def grid(profile: str, configs: list[tuple[str, float, int]]) -> list[Recipe]:
     ]
 
 
+def _profile_name(recipe: Recipe) -> str:
+    """The profile's recipe a grid run varies (a variant's ``model`` is a factory spec, not its name)."""
+    return recipe.name.rsplit("-grid-", 1)[0]
+
+
 def common_warmup(rows: list[dict]) -> tuple[int, dict[int, float]]:
     """The warm-up every reference shares (so that warm-up checkpoints compared by a claim sit at the same step):
     of the grid's warm-ups, the one whose per-model best validation accuracies have the highest mean (ties: the
@@ -166,7 +171,7 @@ def reproduce(
             r = next(
                 r
                 for r in stale.values()
-                if (r["model"], r["lr"], r["warmup_steps"]) == (recipe.model, recipe.lr, recipe.warmup_steps)
+                if (r["model"], r["lr"], r["warmup_steps"]) == (_profile_name(recipe), recipe.lr, recipe.warmup_steps)
             )
             h = r.get("code_hash")
             checks.append(
@@ -189,7 +194,16 @@ def reproduce(
 
 
 def write(
-    profile: str, rows: list[dict], lrs, warmups, out: Path, reproduced: list[dict], *, workers: int, threads: int
+    profile: str,
+    rows: list[dict],
+    lrs,
+    warmups,
+    out: Path,
+    reproduced: list[dict],
+    *,
+    workers: int,
+    threads: int,
+    stem: str = "",
 ) -> None:
     rows = sorted(rows, key=lambda r: (r["model"], r["lr"], r["warmup_steps"]))
     searched = sorted({r["model"] for r in rows})
@@ -198,7 +212,9 @@ def write(
         + ([f"--models {' '.join(searched)}"] if searched != sorted(load_profile(profile).references) else [])
         + ([f"--lr {' '.join(f'{x:g}' for x in lrs)}"] if list(lrs) != list(LRS) else [])
         + ([f"--warmup-steps {' '.join(map(str, warmups))}"] if list(warmups) != list(WARMUPS) else [])
+        + ([f"--stem {stem}"] if stem else [])
     )
+    stem = stem or f"{profile}-grid"
     best = selection(rows)
     warmup, warmup_scores = common_warmup(rows)
     prov = provenance()
@@ -223,7 +239,7 @@ def write(
         "reproduced": reproduced,
         "runs": rows,
     }
-    (out / f"{profile}-grid.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
     m = prov["machine"]
     lines = [
         f"# Grid search, profile `{profile}`",
@@ -270,7 +286,7 @@ def write(
             f"| {r['model']} | {r['lr']:g} | {r['warmup_steps']} | {r['val_accuracy']:.4f} | {r['val_nll']:.4f} | "
             f"{r['train_seconds']:.0f} | {chosen} |"
         )
-    (out / f"{profile}-grid.md").write_text("\n".join(lines) + "\n")
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 
 def main() -> None:
@@ -285,6 +301,11 @@ def main() -> None:
     p.add_argument("--max-extensions", type=int, default=4, help="edge extensions per model (default 4)")
     p.add_argument("--log", type=Path, default=None, help="JSON lines of runs: appended to, and reused on a rerun")
     p.add_argument("--out", type=Path, default=ROOT / "fixtures")
+    p.add_argument(
+        "--stem",
+        default="",
+        help="file name of the tables (default PROFILE-grid; e.g. smoke-variant-grid for variants)",
+    )
     args = p.parse_args()
     models = args.models or load_profile(args.profile).references
     logged = (
@@ -304,7 +325,7 @@ def main() -> None:
             else:
                 todo.append(c)
         for recipe, result in map_parallel(score, grid(args.profile, todo), args.workers, args.threads):
-            row = {"model": recipe.model, "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
+            row = {"model": _profile_name(recipe), "lr": recipe.lr, "warmup_steps": recipe.warmup_steps, **result}
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.log:
@@ -318,7 +339,7 @@ def main() -> None:
             break
         run([(m, lr, w) for m, lr in beyond.items() for w in args.warmup_steps])
     threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.workers))
-    table = args.out / f"{args.profile}-grid.json"
+    table = args.out / f"{args.stem or args.profile + '-grid'}.json"
     done_before = json.loads(table.read_text()).get("reproduced", []) if table.is_file() else []
     write(
         args.profile,
@@ -329,6 +350,7 @@ def main() -> None:
         reproduce(args.profile, rows, args.cache or default_cache_dir(), args.workers, args.threads, done_before),
         workers=args.workers,
         threads=threads,
+        stem=args.stem,
     )
 
 

@@ -118,10 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         settings = _settings(args)
         if args.command == "recipes":
-            for name, r in settings.profile_data.recipes.items():
+            recipes = settings.profile_data.recipes
+            wide = max(map(len, recipes)), max(len(r.model or "(user model)") for r in recipes.values())
+            for name, r in recipes.items():
                 budget = f"{r.steps} steps" if r.steps is not None else f"{r.epochs:g} epochs"
                 print(
-                    f"{name:12s} {r.model or '(user model)':10s} {r.dataset:10s} {budget:>12s}  lr {r.lr:<8g} {r.description}"
+                    f"{name:{wide[0]}s} {r.model or '(user model)':{wide[1]}s} {r.dataset:10s} {budget:>12s}  "
+                    f"lr {r.lr:<8g} {r.description}"
                 )
         elif args.command == "anatomy":
             from .session.store import ModelStore

@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
+from importlib import resources, util
 from pathlib import Path
 from typing import Any
 
 import tomllib
 
+from ..cache.source import PACKAGE, source_hash
 from ..errors import RecipeError, choices
 from .recipes import REFERENCE_NAMES, MeasurementSettings, Recipe
 
 __all__ = [
+    "ProfileRecipe",
+    "model_source_hash",
     "RecipeSource",
     "Profile",
     "BUILTIN_PACKAGE",
@@ -39,6 +43,44 @@ BUILTIN_PACKAGE = "model_props.fixtures"
 _FIELDS = {f.name for f in dataclasses.fields(Recipe)} - {"name", "profile"}
 _MEASUREMENT_FIELDS = {f.name for f in dataclasses.fields(MeasurementSettings)}
 _SECTIONS = ("defaults", "recipes", "measurement")
+
+
+def model_source_hash(spec: str) -> str:
+    """The source of a ``package.module:factory`` model spec: the import closure of a module of this package
+    (:func:`~model_props.cache.source_hash`), the sha256 of another package's module file (its own imports are not
+    followed); "" for a reference name or a ``timm:`` spec (the training code's hash covers those) or a module
+    that cannot be found (building it fails later, in one line)."""
+    module, sep, attr = spec.partition(":")
+    if not sep or module == "timm" or not attr:
+        return ""
+    if module.split(".")[0] == PACKAGE:
+        try:
+            return source_hash(module)
+        except ValueError:
+            return ""
+    try:
+        found = util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    if found is None or not found.origin or not Path(found.origin).is_file():
+        return ""
+    return hashlib.sha256(Path(found.origin).read_bytes()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ProfileRecipe(Recipe):
+    """A recipe read from a profile: its cache key and study fingerprint also cover the source of its model when
+    that is a ``package.module:factory`` (:func:`model_source_hash`; a variant built by a factory of the zoo, or a
+    user's model), which the training code's hash does not reach. For a reference name or a ``timm:`` spec both
+    are :class:`Recipe`'s."""
+
+    def fingerprint(self) -> str:
+        source = model_source_hash(self.model)
+        return super().fingerprint() + (f"+{source}" if source else "")
+
+    def key(self, code_hash: str = "") -> str:
+        source = model_source_hash(self.model)
+        return super().key(f"{code_hash}+{source}" if source else code_hash)
 
 
 @dataclass(frozen=True)
@@ -87,7 +129,7 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
     if "augment" in table:
         table = {**table, "augment": tuple(table["augment"])}
     try:
-        return Recipe(name=name, profile=profile, **table)
+        return ProfileRecipe(name=name, profile=profile, **table)
     except TypeError as exc:
         raise RecipeError(f"recipe {name!r} in profile {profile!r}: {exc}") from exc
 

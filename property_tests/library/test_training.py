@@ -110,6 +110,31 @@ def test_smoke_hyperparameters_are_the_grid_search_selection():
         )
 
 
+def test_variants_keep_their_references_recipe_unless_its_lr_leaves_them_at_chance():
+    """A variant trains by its reference's recipe; one that sat at chance on the validation split at the reference's
+    learning rate takes the one a grid search selected for it (``smoke-variant-grid.json``: the references' grid,
+    the common warm-up, scored on validation), inside the learning rates it tried."""
+    import json
+    from importlib import resources
+
+    grid = json.loads(resources.files("model_props.fixtures").joinpath("smoke-variant-grid.json").read_text())
+    references = json.loads(resources.files("model_props.fixtures").joinpath("smoke-grid.json").read_text())
+    profile = load_profile("smoke")
+    assert set(grid["selected"]) == {"resnet_msa"}
+    for name in profile.variants:
+        recipe, base = profile.recipes[name], profile.recipes[_reference_of(profile, name)]
+        chosen = grid["selected"].get(name, {"lr": base.lr, "warmup_steps": base.warmup_steps})
+        assert (recipe.lr, recipe.warmup_steps) == (chosen["lr"], chosen["warmup_steps"]), name
+    for name, chosen in grid["selected"].items():
+        tried = sorted({r["lr"] for r in grid["runs"] if r["model"] == name})
+        assert tried[0] < chosen["lr"] < tried[-1] and chosen["warmup_steps"] == references["common_warmup"]["steps"]
+
+
+def _reference_of(profile, name: str) -> str:
+    """The reference a variant extends: the one whose name starts its own (vit_local5 -> vit)."""
+    return next(r for r in sorted(profile.references, key=len, reverse=True) if name.startswith(r))
+
+
 def test_paper_profile_records_the_paper_recipe():
     vit = get_recipe("paper", "vit")
     assert (vit.optimizer, vit.lr, vit.weight_decay, vit.batch_size) == ("adamw", 1.25e-4, 0.05, 96)
