@@ -134,6 +134,20 @@ def grid() -> str:
                    and r["warmup_steps"] == chosen["warmup_steps"])  # fmt: skip
         tried = ", ".join(f"{lr:g}" for lr in sorted({r["lr"] for r in data["runs"] if r["model"] == model}))
         lines.append(f"| {model} | {chosen['lr']:g} | {chosen['warmup_steps']} | {run['val_accuracy']:.4f} | {tried} |")
+    variants = json.loads((ROOT / "fixtures" / "smoke-variant-grid.json").read_text())
+    for model, chosen in variants["selected"].items():
+        profile = load_profile("smoke")
+        recipe = profile.recipe(model)
+        reference = max((r for r in profile.references if model.startswith(r)), key=len)  # resnet_msa -> resnet
+        base = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == profile.recipe(reference).lr)
+        run = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == chosen["lr"])
+        lines += ["", f"Variants keep their reference's recipe unless its learning rate leaves them at chance on the "
+                  f"validation split; then the same grid, at the common warm-up, picks theirs "
+                  f"(`fixtures/smoke-variant-grid.md`): {model} ({recipe.description.split(' (claim')[0]}) reached "
+                  f"{base['val_accuracy']:.3f} at {reference}'s lr {base['lr']:g} and takes **{chosen['lr']:g}** "
+                  f"({run['val_accuracy']:.4f}; tried "
+                  + ", ".join(f"{lr:g}" for lr in sorted({r['lr'] for r in variants['runs'] if r['model'] == model}))
+                  + ")."]  # fmt: skip
     return "\n".join(lines)
 
 

@@ -32,6 +32,8 @@ CATALOGUE = {
     14: "park2022.alternet-beats-resnet",
     16: "park2022.msa-adversarial-robust",
     19: "park2022.vit-no-overfit-small-data",
+    20: "park2022.data-specificity-local-msa",
+    23: "park2022.alternet-buildup",
     18: "raghu2021.attention-distance-grows",
     21: "park2022.patch-size-tradeoff",
     22: "park2022.augmentation-hessian-calibration",
@@ -121,9 +123,10 @@ def test_a_claim_whose_defining_part_does_not_apply_is_not_applicable():
             "park2022.multistage-local-flatten",
             "park2022.lesion-stage-pattern",
             "park2022.alternet-beats-resnet",
+            "park2022.alternet-buildup",
         }
     ),
-)  # about ResNet, multi-stage models, local attention, hybrids
+)  # about ResNet, multi-stage models, local attention, hybrids, the build-up rule
 def test_every_claim_about_vit_applies_to_vit(claim):
     assert get_claim(claim).skip_reason(smoke_anatomy("vit"), "vit", list_recipes("smoke")) is None
 

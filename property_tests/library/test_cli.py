@@ -22,7 +22,13 @@ def test_recipes_lists_the_profile(capsys):
         "vit_noaug",
         "resnet_smooth",
         "vit_quarter",
+        "vit_local3",
+        "vit_local5",
+        "resnet_msa",
+        "alternet_early_msa",
     ]
+    local = next(line for line in out if line.startswith("vit_local5 "))
+    assert "model_props.zoo.local_vit:build_local_vit" in local and "lr 0.001" in local
 
 
 def test_anatomy_prints_units(capsys, model_store):
