@@ -178,7 +178,25 @@ def pretrained_224() -> str:
     return "\n".join(lines)
 
 
+def _outcome(run: dict) -> str:
+    """pytest's summary of a run, without its clock and warnings: "685 passed, 78 skipped, 19 xfailed"."""
+    words = run["outcome"].split(" in ")[0].split(", ")
+    return ", ".join(w for w in words if not w.endswith(("deselected", "warning", "warnings")))
+
+
+def run_times() -> str:
+    """The Test section's numbers, from the last ``run_times.py cold warm checkpoint study`` (run_times.json)."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())
+    cold, warm = data["cold"], data["warm"]
+    clock = warm["outcome"].split(" in ")[1].split("s")[0]
+    return (f"On 2 CPU cores this tree, \"{_outcome(warm)}\", took **{cold['seconds'] / 60:.1f} minutes cold** "
+            f"({cold['seconds']:,.0f} s from a fresh cache) and **{warm['seconds']:.0f} s warm** (pytest's clock "
+            f"{float(clock):.0f} s), in one run of `python benchmarks/run_times.py cold warm checkpoint study` "
+            "(`benchmarks/RESULTS.md`).")  # fmt: skip
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
+    "run-times": run_times,
     "grid": grid,
     "catalogue": lambda: catalogue_markdown().rstrip("\n"),
     "accuracy": accuracy,
