@@ -187,6 +187,19 @@ def _worker_environ(threads: int) -> dict[str, Any]:
     return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads}
 
 
+def _restore_environ(saved: dict[str, str | None]) -> None:
+    """Put back this process's values of ``saved``'s variables. Dask's nannies run in the process that starts a
+    local cluster and write ``pre-spawn-environ`` (and a fixed ``PYTHONHASHSEED``) into its ``os.environ`` before
+    spawning each worker (distributed documents it: "even if this means poisoning the process running the
+    Nanny"), so that every process this one starts afterwards (a pytest subprocess, the user's own tools) would
+    inherit ``OMP_NUM_THREADS=1``: a benchmark's pytest run after a study on 2 workers ran on one thread."""
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _shares(client: Any) -> dict[str, int]:
     """Per worker, its host's cores divided among the worker processes on that host."""
     cores = client.run(os.cpu_count)
@@ -214,6 +227,7 @@ def executor(
         yield Executor(None, threads, cache_dir=cache_dir)
         return
     cluster = None
+    parent_environ = {name: os.environ.get(name) for name in (*_worker_environ(1), "PYTHONHASHSEED")}
     if scheduler is None:
         import dask
         from distributed import Client, LocalCluster
@@ -230,6 +244,8 @@ def executor(
                 resources=resources,
             )
         client = Client(cluster)
+        client.wait_for_workers(workers)  # spawned: the nannies live in this process and set it for each spawn
+        _restore_environ(parent_environ)
     else:
         client = _connect(scheduler)
         shares = threads or _shares(client)
@@ -239,3 +255,4 @@ def executor(
         client.close()
         if cluster is not None:
             cluster.close()
+        _restore_environ(parent_environ)  # and again after any worker a nanny restarted

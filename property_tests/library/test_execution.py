@@ -44,14 +44,22 @@ def _entries(cache: Path) -> dict[str, dict]:
 def cluster():
     """The scheduler address of a 2-worker local cluster started as ``--workers 2`` starts one (one thread per
     task); the tests reach it by that address, as ``--scheduler`` reaches a user's cluster."""
+    ours = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     with executor(workers=2, threads=1) as runner:
         assert runner.workers == 2 and runner.threads == 1
+        # the workers' BLAS/OpenMP pools get their share; this process keeps its own (Dask's nannies, which run
+        # here, set the workers' values in this process's environment before spawning them: every subprocess
+        # started afterwards, pytest's included, would have run on one thread)
+        assert set(runner.client.run(os.getenv, "OMP_NUM_THREADS").values()) == {"1"}  # (os.environ.get would
+        # carry this process's environ along, pickled by value)
+        assert {name: os.environ.get(name) for name in ours} == ours
         # each worker imports what the tasks run (~6 s) now, while the first test trains in this process
         workers = list(runner.client.scheduler_info()["workers"])
         warming = [runner.client.submit(importlib.import_module, "model_props.session.tasks", pure=False,
                                         workers=[w], allow_other_workers=False) for w in workers]  # fmt: skip
         yield runner.client.scheduler.address
         del warming
+    assert {name: os.environ.get(name) for name in ours} == ours, "a restarted worker's environment stays its own"
 
 
 def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run_to_the_bit(
