@@ -72,7 +72,8 @@ class ProfileRecipe(Recipe):
     """A recipe read from a profile: its cache key and study fingerprint also cover the source of its model when
     that is a ``package.module:factory`` (:func:`model_source_hash`; a variant built by a factory of the zoo, or a
     user's model), which the training code's hash does not reach. For a reference name or a ``timm:`` spec both
-    are :class:`Recipe`'s."""
+    are :class:`Recipe`'s. It lives here, outside the training code's import closure, so that adding it moved no
+    cached model's key; a regeneration of every cache entry can fold it into :meth:`Recipe.key`."""
 
     def fingerprint(self) -> str:
         source = model_source_hash(self.model)
