@@ -135,10 +135,9 @@ def grid() -> str:
         tried = ", ".join(f"{lr:g}" for lr in sorted({r["lr"] for r in data["runs"] if r["model"] == model}))
         lines.append(f"| {model} | {chosen['lr']:g} | {chosen['warmup_steps']} | {run['val_accuracy']:.4f} | {tried} |")
     variants = json.loads((ROOT / "fixtures" / "smoke-variant-grid.json").read_text())
+    profile = load_profile("smoke")
     for model, chosen in variants["selected"].items():
-        profile = load_profile("smoke")
-        recipe = profile.recipe(model)
-        reference = max((r for r in profile.references if model.startswith(r)), key=len)  # resnet_msa -> resnet
+        recipe, reference = profile.recipe(model), profile.bases[model]
         base = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == profile.recipe(reference).lr)
         run = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == chosen["lr"])
         lines += ["", f"Variants keep their reference's recipe unless its learning rate leaves them at chance on the "

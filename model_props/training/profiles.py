@@ -137,12 +137,14 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
 
 @dataclass(frozen=True)
 class Profile:
-    """The recipes and measurement settings of one profile, with the files they were read from."""
+    """The recipes and measurement settings of one profile, with the files they were read from; ``bases``: per
+    recipe, the recipe at the root of its ``extends`` chain (a variant's reference; a recipe without one is its own)."""
 
     name: str
     recipes: Mapping[str, Recipe]
     measurement: MeasurementSettings
     files: tuple[str, ...]
+    bases: Mapping[str, str] = field(default_factory=dict)
 
     def recipe(self, name: str) -> Recipe:
         if name not in self.recipes:
@@ -191,7 +193,8 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
             f"profile {name!r} [measurement]: unknown fields {sorted(bad)}; valid: {choices(_MEASUREMENT_FIELDS)}"
         )
     recipes = {r: _make(r, name, _overlay(defaults, _extended(r, tables, name))) for r in tables}
-    return Profile(name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]))
+    bases = {r: _base(r, tables) for r in tables}
+    return Profile(name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]), bases)
 
 
 _ALTERNATIVES = (("steps", "epochs"), ("warmup_steps", "warmup_epochs"))
@@ -226,6 +229,13 @@ def _extended(
     inherited = _extended(base, tables, profile, seen + (recipe,))
     inherited.pop("description", None)
     return _overlay(inherited, table)
+
+
+def _base(recipe: str, tables: Mapping[str, Mapping[str, Any]]) -> str:
+    """The recipe at the root of ``recipe``'s ``extends`` chain (:func:`_extended` has checked the chain)."""
+    while (parent := tables[recipe].get("extends")) is not None:
+        recipe = parent
+    return recipe
 
 
 def get_recipe(profile: str, name: str) -> Recipe:

@@ -122,17 +122,12 @@ def test_variants_keep_their_references_recipe_unless_its_lr_leaves_them_at_chan
     profile = load_profile("smoke")
     assert set(grid["selected"]) == {"resnet_msa"}
     for name in profile.variants:
-        recipe, base = profile.recipes[name], profile.recipes[_reference_of(profile, name)]
+        recipe, base = profile.recipes[name], profile.recipes[profile.bases[name]]
         chosen = grid["selected"].get(name, {"lr": base.lr, "warmup_steps": base.warmup_steps})
         assert (recipe.lr, recipe.warmup_steps) == (chosen["lr"], chosen["warmup_steps"]), name
     for name, chosen in grid["selected"].items():
         tried = sorted({r["lr"] for r in grid["runs"] if r["model"] == name})
         assert tried[0] < chosen["lr"] < tried[-1] and chosen["warmup_steps"] == references["common_warmup"]["steps"]
-
-
-def _reference_of(profile, name: str) -> str:
-    """The reference a variant extends: the one whose name starts its own (vit_local5 -> vit)."""
-    return next(r for r in sorted(profile.references, key=len, reverse=True) if name.startswith(r))
 
 
 def test_paper_profile_records_the_paper_recipe():
