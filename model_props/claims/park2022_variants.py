@@ -9,38 +9,10 @@ end of warm-up and bootstrap over mini-batches, as the loss-landscape claims do 
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from .base import Claim, Part, needs_kinds
+from .base import Claim, needs_kinds
 from .park2022 import PAPER
 from .park2022_landscape import NEP, SPECTRUM_UNITS, _nep, _spectral
-
-
-def _test_error(r: Any, i: np.ndarray) -> float:
-    return 1.0 - r.accuracy(i)
-
-
-def _train_nll(r: Any, i: np.ndarray) -> float:
-    return r.train_nll_mean(i)
-
-
-def _accuracy(r: Any, i: np.ndarray) -> float:
-    return r.accuracy(i)
-
-
-def _fit(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
-    return Part(
-        name=name,
-        statistic_name=statistic_name,
-        statistic=statistic,
-        direction=direction,
-        report="fit",
-        checkpoint="final",
-        **kw,
-    )
-
+from .park2022_robustness import _part, _test_error, _train_nll
 
 DATA_SPECIFICITY_LOCAL_MSA = Claim(
     id="park2022.data-specificity-local-msa",
@@ -57,12 +29,13 @@ DATA_SPECIFICITY_LOCAL_MSA = Claim(
     "28.9 %, training NLL 2.45, 2.41 and 2.47; the 5x5 kernel has the smallest negative eigenvalue mass",
     measurement="spectrum",
     parts=(
-        _fit("error-local5", "test error", _test_error, "less", subject="vit_local5", versus="vit"),
-        _fit(
+        _part("error-local5", "test error", _test_error, "less", "fit", subject="vit_local5", versus="vit"),
+        _part(
             "train-nll-local5",
             "train NLL",
             _train_nll,
             "less",
+            "fit",
             subject="vit_local5",
             versus="vit",
             sampling="train_images",
@@ -89,12 +62,21 @@ ALTERNET_BUILDUP = Claim(
     "elsewhere than at stage ends help less",
     measurement="fit",
     parts=(
-        _fit("accuracy-resnet-msa", "test accuracy", _accuracy, "greater", subject="resnet_msa", versus="resnet"),
-        _fit(
+        _part(
+            "accuracy-resnet-msa",
+            "test accuracy",
+            lambda r, i: r.accuracy(i),
+            "greater",
+            "fit",
+            subject="resnet_msa",
+            versus="resnet",
+        ),
+        _part(
             "accuracy-msa-at-stage-end",
             "test accuracy",
-            _accuracy,
+            lambda r, i: r.accuracy(i),
             "greater",
+            "fit",
             subject="alternet",
             versus="alternet_early_msa",
         ),
