@@ -11,10 +11,9 @@ converges to). ``test_stats.py`` asserts the first within 2 points of 95 % and t
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats as sps
 
-from ..claims.stats import t_interval
-
-__all__ = ["simulate", "coverage", "TAU", "SIGMA", "N"]
+__all__ = ["simulate", "architecture_intervals", "coverage", "TAU", "SIGMA", "N"]
 
 TAU, SIGMA, N = (
     0.05,
@@ -33,9 +32,18 @@ def simulate(k: int, reps: int, *, tau: float = TAU, sigma: float = SIGMA, n: in
     return estimates, first
 
 
+def architecture_intervals(estimates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's t interval over its per-seed estimates, all rows in one call of scipy's vectorised
+    ``ttest_1samp``: the interval :func:`~model_props.claims.stats.t_interval` computes one study at a time
+    (``test_stats.py`` checks that they agree), ~100x faster over thousands of simulated studies."""
+    ci = sps.ttest_1samp(estimates, 0.0, axis=1).confidence_interval(confidence_level=level)
+    return ci.low, ci.high
+
+
 def coverage(k: int, reps: int = 4000, **kw) -> dict[str, float]:
     """Share of simulated studies whose architecture interval (k seeds) and one-seed interval cover the mean."""
     estimates, first = simulate(k, reps, **kw)
-    seeds = float(np.mean([(e := t_interval(row)).low <= 0.0 <= e.high for row in estimates]))
+    low, high = architecture_intervals(estimates)
+    seeds = float(np.mean((low <= 0.0) & (0.0 <= high)))
     half = 1.96 * first.std(axis=1, ddof=1) / np.sqrt(first.shape[1])
     return {"k": k, "architecture": seeds, "one_seed": float(np.mean(np.abs(first.mean(axis=1)) <= half))}

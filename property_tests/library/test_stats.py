@@ -21,7 +21,7 @@ from model_props.claims.stats import (
     t_interval,
     welch_interval,
 )
-from model_props.testing.coverage import coverage, simulate
+from model_props.testing.coverage import architecture_intervals, coverage, simulate
 
 
 def mean_of(x):
@@ -142,6 +142,15 @@ def test_the_seed_interval_covers_the_architecture_mean(k):
     """Known within- and between-seed variance: the t interval over per-seed estimates covers the true mean
     within 2 points of 95 % (the README quotes these simulations, from benchmarks/coverage.py)."""
     assert abs(coverage(k, seed=k)["architecture"] - 0.95) <= 0.02
+
+
+def test_the_simulations_intervals_are_t_intervals():
+    """The coverage simulation computes its intervals all at once; each is the library's t interval of its row."""
+    estimates, _ = simulate(5, 200, seed=1)
+    low, high = architecture_intervals(estimates)
+    for row, lo, hi in zip(estimates, low, high):
+        est = t_interval(row)
+        assert (est.low, est.high) == pytest.approx((lo, hi), rel=1e-12, abs=1e-15)
 
 
 def test_one_seeds_interval_undercovers_the_architecture_mean():
