@@ -36,6 +36,7 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
     ``scheduler`` always sends them to its cluster."""
     from ..execution import executor  # Dask: imported only when a session trains ahead
     from ..training.parallel import train_until
+    from ..training.schedule import longest_first
 
     s = store.settings
     until, todo = {}, []
@@ -56,6 +57,7 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
         return []
     for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
         store.dataset(recipe.dataset)
+    todo = longest_first(todo, until, store.dataset)  # no worker left training a long run alone at the end
     where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
     store.notify(
         f"training {len(todo)} models, {where}: "

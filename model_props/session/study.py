@@ -31,6 +31,7 @@ from ..errors import NotApplicable, StudyError, choices
 from ..execution import executor
 from ..provenance import provenance
 from ..training.parallel import train_until
+from ..training.schedule import longest_first
 from .settings import Settings
 from .store import ModelStore
 from .tasks import Request, measure_report, seed_store
@@ -220,6 +221,7 @@ def run_study(
     train = functools.partial(train_until, settings.cache_dir, settings.data_root, until, settings.device)
     for recipe in runs:  # generate each dataset once, here, before the workers read it from the cache
         store.dataset(recipe.dataset)
+    runs = longest_first(runs, until, store.dataset)  # no worker left training a long run alone at the end
     estimates = {}
     with executor(
         workers=settings.workers or 1,
