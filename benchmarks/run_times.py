@@ -46,6 +46,20 @@ def run(args: list[str], cache: Path) -> dict:
     return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail}
 
 
+def phases(cache: Path, start: float) -> dict:
+    """Where a cold run's time went, from the cache it filled: when its last model entry was written (training
+    ahead of the tests ends there), how many it wrote, and per measurement kind the seconds its entries record
+    (in this process and in the library tests' subprocess runs that share the cache)."""
+    models = list((cache / "models").rglob("manifest.json"))
+    kinds: dict[str, float] = {}
+    for manifest in (cache / "measurements").rglob("manifest.json"):
+        meta = json.loads(manifest.read_text())
+        kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
+    last = max((m.stat().st_mtime for m in models), default=start) - start
+    return {"last_model_written_s": round(last, 1), "models": len(models),
+            "measuring_s_by_kind": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}  # fmt: skip
+
+
 def startup() -> dict:
     """Seconds to start an executor, run one task per worker that imports torch, and close it: a 2-worker
     Dask LocalCluster against the spawn-started 2-process pool that trained several models before it."""
@@ -204,7 +218,10 @@ def main() -> None:
     )
     subset = ["-k", args.subset] if args.subset else []
     if "cold" in args.what:
+        start = time.time()
         results["cold"] = run(subset, cache)
+        results["cold"]["phases"] = phases(cache, start)
+        print(f"cold phases: {results['cold']['phases']}", flush=True)
     if "warm" in args.what:
         results["warm"] = run(subset, cache)
         if "cold" in results:
