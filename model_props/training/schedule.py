@@ -32,13 +32,13 @@ def expected_cost(recipe: Recipe, checkpoint: Checkpoint, data: ImageDataset) ->
     model cannot be built: the run then fails first, with its own message, instead of last)."""
     total, warmup = recipe.schedule(len(training_split(recipe, data).labels))
     steps = warmup if checkpoint == "warmup" else total
-    try:
-        with torch.random.fork_rng(devices=[]):  # building initialises weights: leave the caller's RNG alone
+    try:  # building initialises weights and a training-mode pass draws dropout masks: the caller's RNG is kept
+        with torch.random.fork_rng(devices=[]):
             model = build_model(recipe.model, num_classes=data.num_classes, img_size=data.image_size,
                                 arch_kwargs=recipe.arch)  # fmt: skip
-        image = torch.zeros(1, data.train.images.shape[1], data.image_size, data.image_size)
-        with FlopCounterMode(display=False) as counter:
-            model(image).sum().backward()
+            image = torch.zeros(1, data.train.images.shape[1], data.image_size, data.image_size)
+            with FlopCounterMode(display=False) as counter:
+                model(image).sum().backward()
     except Exception:  # noqa: BLE001 - an estimate never fails a session; the training task reports the cause
         return math.inf
     return float(steps * recipe.batch_size * counter.get_total_flops())

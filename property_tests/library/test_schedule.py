@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 import pytest
+import torch
 
 from model_props.training.recipes import Recipe
 from model_props.training.schedule import expected_cost, longest_first
@@ -17,7 +18,7 @@ def linear(num_classes=10):
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, num_classes))
 
 def wide(num_classes=10):
-    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64), nn.ReLU(), nn.Linear(64, num_classes))
+    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 64), nn.Dropout(0.5), nn.Linear(64, num_classes))
 
 def broken(num_classes=10):
     raise RuntimeError("out of coffee")
@@ -42,6 +43,12 @@ def test_the_cost_is_steps_times_batch_times_a_hand_count_of_flops(factories, da
     lin = _recipe("lin", f"{factories}:linear")
     assert expected_cost(lin, "final", dataset) == 100 * 16 * per_image
     assert expected_cost(lin, "warmup", dataset) == 10 * 16 * per_image
+
+
+def test_estimating_a_cost_leaves_the_global_rng_as_it_was(factories, dataset):
+    state = torch.get_rng_state()
+    expected_cost(_recipe("wide", f"{factories}:wide"), "final", dataset)  # initialises weights, draws a dropout mask
+    assert torch.equal(torch.get_rng_state(), state)
 
 
 def test_runs_are_handed_out_longest_first_and_ties_keep_their_order(factories, dataset):
