@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -47,16 +48,19 @@ def run(args: list[str], cache: Path) -> dict:
 
 
 def phases(cache: Path, start: float) -> dict:
-    """Where a cold run's time went, from the cache it filled: when its last model entry was written (training
-    ahead of the tests ends there), how many it wrote, and per measurement kind the seconds its entries record
-    (in this process and in the library tests' subprocess runs that share the cache)."""
-    models = list((cache / "models").rglob("manifest.json"))
+    """Where a cold run's time went, from the cache it filled: when training ahead of the tests ended (the last
+    model entry written before the first measurement entry: tests write small models of their own later), how
+    many model entries the run wrote, and per measurement kind the seconds its entries record (in this process and
+    in the library tests' subprocess runs that share the cache)."""
+    models = [m.stat().st_mtime for m in (cache / "models").rglob("manifest.json")]
+    measurements = list((cache / "measurements").rglob("manifest.json"))
+    first_measured = min((m.stat().st_mtime for m in measurements), default=math.inf)
     kinds: dict[str, float] = {}
-    for manifest in (cache / "measurements").rglob("manifest.json"):
+    for manifest in measurements:
         meta = json.loads(manifest.read_text())
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
-    last = max((m.stat().st_mtime for m in models), default=start) - start
-    return {"last_model_written_s": round(last, 1), "models": len(models),
+    trained = max((t for t in models if t <= first_measured), default=start) - start
+    return {"training_ahead_s": round(trained, 1), "models": len(models),
             "measuring_s_by_kind": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}  # fmt: skip
 
 
