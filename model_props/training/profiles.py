@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources, util
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import tomllib
 
-from ..cache.source import PACKAGE, source_hash
 from ..errors import RecipeError, choices
 from .recipes import REFERENCE_NAMES, MeasurementSettings, Recipe
 
 __all__ = [
-    "ProfileRecipe",
-    "model_source_hash",
     "RecipeSource",
     "Profile",
     "BUILTIN_PACKAGE",
@@ -43,45 +39,7 @@ BUILTIN_PACKAGE = "model_props.fixtures"
 _FIELDS = {f.name for f in dataclasses.fields(Recipe)} - {"name", "profile"}
 _MEASUREMENT_FIELDS = {f.name for f in dataclasses.fields(MeasurementSettings)}
 _SECTIONS = ("defaults", "recipes", "measurement")
-
-
-def model_source_hash(spec: str) -> str:
-    """The source of a ``package.module:factory`` model spec: the import closure of a module of this package
-    (:func:`~model_props.cache.source_hash`), the sha256 of another package's module file (its own imports are not
-    followed); "" for a reference name or a ``timm:`` spec (the training code's hash covers those) or a module
-    that cannot be found (building it fails later, in one line)."""
-    module, sep, attr = spec.partition(":")
-    if not sep or module == "timm" or not attr:
-        return ""
-    if module.split(".")[0] == PACKAGE:
-        try:
-            return source_hash(module)
-        except ValueError:
-            return ""
-    try:
-        found = util.find_spec(module)
-    except (ImportError, ValueError):
-        return ""
-    if found is None or not found.origin or not Path(found.origin).is_file():
-        return ""
-    return hashlib.sha256(Path(found.origin).read_bytes()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class ProfileRecipe(Recipe):
-    """A recipe read from a profile: its cache key and study fingerprint also cover the source of its model when
-    that is a ``package.module:factory`` (:func:`model_source_hash`; a variant built by a factory of the zoo, or a
-    user's model), which the training code's hash does not reach. For a reference name or a ``timm:`` spec both
-    are :class:`Recipe`'s. It lives here, outside the training code's import closure, so that adding it moved no
-    cached model's key; a regeneration of every cache entry can fold it into :meth:`Recipe.key`."""
-
-    def fingerprint(self) -> str:
-        source = model_source_hash(self.model)
-        return super().fingerprint() + (f"+{source}" if source else "")
-
-    def key(self, code_hash: str = "") -> str:
-        source = model_source_hash(self.model)
-        return super().key(f"{code_hash}+{source}" if source else code_hash)
+_KEYS = ("live_seed",)  # top-level keys beside the tables
 
 
 @dataclass(frozen=True)
@@ -115,9 +73,11 @@ def _read(entry: Any) -> dict[str, Any]:
         data = tomllib.loads(entry.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise RecipeError(f"{entry}: invalid TOML: {exc}") from exc
-    unknown = set(data) - set(_SECTIONS)
+    unknown = set(data) - set(_SECTIONS) - set(_KEYS)
     if unknown:
-        raise RecipeError(f"{entry}: unknown tables {sorted(unknown)}; valid: {choices(_SECTIONS)}")
+        raise RecipeError(f"{entry}: unknown tables {sorted(unknown)}; valid: {choices(_SECTIONS + _KEYS)}")
+    if "live_seed" in data and (not isinstance(data["live_seed"], int) or data["live_seed"] < 0):
+        raise RecipeError(f"{entry}: live_seed={data['live_seed']!r}; valid: an integer >= 0")
     return data
 
 
@@ -130,7 +90,7 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
     if "augment" in table:
         table = {**table, "augment": tuple(table["augment"])}
     try:
-        return ProfileRecipe(name=name, profile=profile, **table)
+        return Recipe(name=name, profile=profile, **table)
     except TypeError as exc:
         raise RecipeError(f"recipe {name!r} in profile {profile!r}: {exc}") from exc
 
@@ -138,13 +98,19 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
 @dataclass(frozen=True)
 class Profile:
     """The recipes and measurement settings of one profile, with the files they were read from; ``bases``: per
-    recipe, the recipe at the root of its ``extends`` chain (a variant's reference; a recipe without one is its own)."""
+    recipe, the recipe at the root of its ``extends`` chain (a variant's reference; a recipe without one is its own).
+
+    ``live_seed`` (the TOML's top-level ``live_seed``, default 0) is the training seed a session trains the recipes
+    with: the *live* run, held out of the profile's seed study (``seed-study`` refuses it), so that a run's own
+    weights are a fresh draw that the study predicts rather than one of the draws it was built from. Every recipe
+    trains with it unless its table names a ``seed``."""
 
     name: str
     recipes: Mapping[str, Recipe]
     measurement: MeasurementSettings
     files: tuple[str, ...]
     bases: Mapping[str, str] = field(default_factory=dict)
+    live_seed: int = 0
 
     def recipe(self, name: str) -> Recipe:
         if name not in self.recipes:
@@ -174,8 +140,10 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
     defaults: dict[str, Any] = {}
     tables: dict[str, dict[str, Any]] = {}
     measurement: dict[str, Any] = {}
+    live_seed = 0
     for entry in files[name]:
         data = _read(entry)
+        live_seed = data.get("live_seed", live_seed)
         defaults.update(data.get("defaults", {}))
         for recipe, table in data.get("recipes", {}).items():
             tables.setdefault(recipe, {}).update(table)
@@ -192,9 +160,12 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
         raise RecipeError(
             f"profile {name!r} [measurement]: unknown fields {sorted(bad)}; valid: {choices(_MEASUREMENT_FIELDS)}"
         )
+    defaults = {"seed": live_seed, **defaults}
     recipes = {r: _make(r, name, _overlay(defaults, _extended(r, tables, name))) for r in tables}
     bases = {r: _base(r, tables) for r in tables}
-    return Profile(name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]), bases)
+    return Profile(
+        name, recipes, MeasurementSettings(**measurement), tuple(str(e) for e in files[name]), bases, live_seed
+    )
 
 
 _ALTERNATIVES = (("steps", "epochs"), ("warmup_steps", "warmup_epochs"))

@@ -13,14 +13,39 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from importlib import util
+from pathlib import Path
 from typing import Any, Literal
 
+from ..cache.source import PACKAGE, source_hash
 from ..errors import RecipeError, choices
 
-__all__ = ["Recipe", "MeasurementSettings", "REFERENCE_NAMES", "AUGMENTATIONS"]
+__all__ = ["Recipe", "MeasurementSettings", "REFERENCE_NAMES", "AUGMENTATIONS", "model_source_hash"]
 
 REFERENCE_NAMES = ("vit", "pit", "swin", "resnet", "alternet")
 AUGMENTATIONS = ("crop", "flip", "mixup", "cutmix", "randaugment")
+
+
+def model_source_hash(spec: str) -> str:
+    """The source of a ``package.module:factory`` model spec: the import closure of a module of this package
+    (:func:`~model_props.cache.source_hash`), the sha256 of another package's module file (its own imports are not
+    followed); "" for a reference name or a ``timm:`` spec (the training code's hash covers those) or a module
+    that cannot be found (building it fails later, in one line)."""
+    module, sep, attr = spec.partition(":")
+    if not sep or module == "timm" or not attr:
+        return ""
+    if module.split(".")[0] == PACKAGE:
+        try:
+            return source_hash(module)
+        except ValueError:
+            return ""
+    try:
+        found = util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    if found is None or not found.origin or not Path(found.origin).is_file():
+        return ""
+    return hashlib.sha256(Path(found.origin).read_bytes()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -96,13 +121,18 @@ class Recipe:
         return dataclasses.asdict(self)
 
     def fingerprint(self) -> str:
-        """A hash of every field that affects training except the seed: what a seed study is keyed by."""
+        """A hash of every field that affects training except the seed, and of the model's source where it is a
+        ``package.module:factory`` (:func:`model_source_hash`): what a seed study is keyed by."""
         fields = {k: v for k, v in self.to_dict().items() if k not in ("description", "seed", "name", "profile")}
+        fields["model_source"] = model_source_hash(self.model)
         return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
     def key(self, code_hash: str = "") -> str:
-        """``NAME-<12 hex>``: a hash of every field that affects training (not the description)."""
+        """``NAME-<12 hex>``: a hash of every field that affects training (not the description), of the training
+        code (``code_hash``) and of the model's source where it is a ``package.module:factory``
+        (:func:`model_source_hash`), which the training code's hash does not reach."""
         fields = {k: v for k, v in self.to_dict().items() if k != "description"}
+        fields["model_source"] = model_source_hash(self.model)
         digest = hashlib.sha256(json.dumps([fields, code_hash], sort_keys=True, default=str).encode())
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.name)
         return f"{safe}-{digest.hexdigest()[:12]}"

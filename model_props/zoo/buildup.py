@@ -9,7 +9,7 @@ second position of its stage, right after the stage's opening block). The MSA bl
 
 These are ``package.module:factory`` models of recipes: the registry does not import this module, so the cache
 keys of the other models do not cover it; the recipes' own keys do
-(:class:`~model_props.training.profiles.ProfileRecipe`).
+(:meth:`~model_props.training.recipes.Recipe.key`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Hessian's double backward) apply the same mask.
 
 This module is a ``package.module:factory`` model of recipes (``model = "model_props.zoo.local_vit:build_local_vit"``):
 the registry does not import it, so the cache keys of the other models do not cover it; the recipes' own keys do
-(:class:`~model_props.training.profiles.ProfileRecipe`).
+(:meth:`~model_props.training.recipes.Recipe.key`).
 """
 
 from __future__ import annotations
