@@ -20,7 +20,7 @@ from ..anatomy import anatomy
 from ..data import Split
 from ..data.folder import class_folders, evaluation_root, read_folder
 from ..errors import ConfigError
-from ..measurements.spectrum import TrainingLoss
+from ..measurements.inputs import TrainingLoss
 from ..zoo.pretrained import Pretrained, label_indices, load_pretrained
 from .settings import Settings
 from .tested import ModelUnderTest

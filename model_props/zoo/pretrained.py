@@ -226,8 +226,23 @@ def _torchvision(spec: str, p: PretrainedSpec) -> Loaded:
         interpolation=preset.interpolation,
         antialias=preset.antialias,
     )
-    labels = tuple((str(c),) for c in categories)
-    return net, labels, transform, tuple(preset.mean), tuple(preset.std), ()
+    return net, _torchvision_labels(p, categories), transform, tuple(preset.mean), tuple(preset.std), ()
+
+
+def _torchvision_labels(p: PretrainedSpec, categories: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """Per output, the names it answers to: torchvision's category name; for ImageNet-1k weights (``IMAGENET1K_*``,
+    whose 1,000 categories follow ImageNet-1k's standard order) also the synset id and WordNet names of that
+    position, from timm's ImageNet metadata, so that a folder laid out like ImageNet itself (``val/n01440764/``)
+    maps onto a torchvision model as it does onto a timm one."""
+    if not str(p.weights).startswith("IMAGENET1K") or len(categories) != 1000:
+        return tuple((str(c),) for c in categories)
+    from timm.data import ImageNetInfo
+
+    info = ImageNetInfo("imagenet-1k")
+    return tuple(
+        (str(c), synset, *(d.strip() for d in text.split(",")))
+        for c, synset, text in zip(categories, info.label_names(), info.label_descriptions())
+    )
 
 
 def _first_line(exc: BaseException) -> str:

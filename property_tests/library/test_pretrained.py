@@ -156,7 +156,9 @@ def test_torchvision_weights_from_a_file(tmp_path):
     mean, std = torch.tensor([0.485, 0.456, 0.406]), torch.tensor([0.229, 0.224, 0.225])
     with torch.no_grad():
         torch.testing.assert_close(loaded.model(x), net((x - mean[:, None, None]) / std[:, None, None]))
-    assert loaded.model.img_size == 224 and loaded.labels[:2] == (("tench",), ("goldfish",))
+    assert loaded.model.img_size == 224  # ImageNet-1k weights answer to the synset ids of their order, too
+    assert loaded.labels[:2] == (("tench", "n01440764", "tench", "Tinca tinca"),
+                                 ("goldfish", "n01443537", "goldfish", "Carassius auratus"))  # fmt: skip
     with pytest.raises(UnknownModelError, match="valid: .*IMAGENET1K_V1"):
         load_pretrained("torchvision:resnet18@IMAGENET9K")
     with pytest.raises(UnknownModelError, match="similar: .*resnet18"):
@@ -302,6 +304,70 @@ def test_a_comparator_of_your_own_stands_in_for_a_reference(inprocess, images, w
     part = {p["part"]: p for p in record["parts"]}["vs-resnet"]
     assert part["verdict"] != "skipped" and part["paired"] and part["n"] == 9  # paired by image file
     assert "model-props: training" not in result.stdout.str() and not (tmp_path / "cache" / "models").exists()
+
+
+def test_a_torchvision_comparator_on_imagenets_own_folder_layout(inprocess, weights, tmp_path):
+    """ImageNet's layout (class folders named by synset ids) with a timm model and a torchvision ResNet-18 comparator,
+    both from weights files: torchvision's weights carry class names only, and their 1,000 categories follow
+    ImageNet-1k's order, so the synset folders map onto them; the comparison parts are judged."""
+    from torchvision import models
+
+    root = tmp_path / "imagenet"
+    _jpegs(root / "val", classes=("n01440764", "n01443537", "n01484850"))
+    torch.manual_seed(2)
+    net = models.resnet18().eval()
+    with torch.no_grad():
+        net.fc.bias[0] += 50.0  # answers tench (n01440764): a third of the images right, above chance as the ViT is
+    resnet = tmp_path / "resnet18.pth"
+    torch.save(net.state_dict(), resnet)
+    inprocess.makepyfile(test_synset_claims="from model_props.suite.test_claims import *\n")
+    spec = f"timm:test_vit@pretrained={weights}"
+    inprocess.runpytest(
+        f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={root}", "--claims-images=9",
+        "-p", "no:cacheprovider", "--model", spec, f"--claims-versus=resnet=torchvision:resnet18@IMAGENET1K_V1={resnet}",
+        "-k", "skip-dominates",
+    )  # fmt: skip
+    summary = json.loads((inprocess.path / "reports" / "summary.json").read_text())
+    (record,) = summary["results"]
+    part = {p["part"]: p for p in record["parts"]}["vs-resnet"]
+    assert part["verdict"] != "skipped" and part["paired"] and part["n"] == 9, record
+    assert summary["models"][spec]["accuracy"] == pytest.approx(1 / 3)
+
+
+def test_too_few_images_for_a_statistic_skip_its_part_naming_the_value_that_would_run_it(inprocess, images, tmp_path,
+                                                                                          capfd):  # fmt: skip
+    """--claims-images 9 gives one CKA mini-batch of 64 images, and the bootstrap over mini-batches needs 2: the block
+    structure part of claim 12 on a multi-stage model is skipped with the reason and --claims-images 128, and the
+    session says so once before the first test, never a traceback."""
+    import timm
+
+    torch.manual_seed(3)
+    net = timm.create_model("test_resnet", pretrained=False)
+    with torch.no_grad():
+        net.get_classifier().bias[0] += 50.0
+    path = tmp_path / "test_resnet.safetensors"
+    save_file(net.state_dict(), str(path))
+    inprocess.makepyfile(test_few_claims="from model_props.suite.test_claims import *\n")
+    result = inprocess.runpytest(f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={images}",
+                                 "--claims-images=9", "-p", "no:cacheprovider", "--model",
+                                 f"timm:test_resnet@pretrained={path}", "-k", "multistage-block-cka", "-rs")  # fmt: skip
+    said = capfd.readouterr().err  # the session's announcement, before the first test
+    assert "skipped for too few images: park2022.multistage-block-cka [block-structure]" in said
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*needs at least 2 CKA mini-batches of 64 images*--claims-images 128 or more*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_folder_that_names_no_label_is_one_usage_error_before_any_test(inprocess, weights, tmp_path):
+    root = tmp_path / "images"
+    _jpegs(root / "val", classes=("n01440764", "not-a-label"))
+    inprocess.makepyfile(test_label_claims="from model_props.suite.test_claims import *\n")
+    result = inprocess.runpytest(f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={root}",
+                                 "--claims-images=4", "-p", "no:cacheprovider", "--model",
+                                 f"timm:test_vit@pretrained={weights}")  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(["*folder classes [[]'not-a-label'[]] name none of the 1000 labels*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
 @pytest.mark.parametrize(
