@@ -1,12 +1,18 @@
-"""Screenshots of the HTML report for the README, taken in headless Chromium (Playwright drives the system
-Chromium; every request other than file:, data: and blob: is refused, as in ``test_html_report.py``).
+"""Screenshots for the documentation, taken in headless Chromium (Playwright drives the system Chromium; every request
+other than file:, data: and blob: is refused, as in ``test_html_report.py``).
 
-    pytest --claims-html                  # or any run that includes claims 27, 16 and 29 on vit
+    pytest --claims-html                  # or any run that includes claims 27 and 29 on vit
     python docs/screenshots.py reports/allure-report/index.html docs/
 
 writes ``docs/cross-cka.png``: claim 27 on ViT, its verdict and the CKA heatmaps against ResNet, the seed
-control and the untrained null; and ``docs/disagreement.png``: Bai et al.'s claim 29 beside Park & Kim's claim 16
-on ViT, both verdicts with their parts and intervals.
+control and the untrained null; and ``docs/disagreement.png``: Bai et al.'s claim 29 and Park & Kim's claim 16
+judged on one interval on ViT.
+
+    mkdocs build                          # the documentation site, into site/
+    python docs/screenshots.py site/ docs/
+
+writes ``docs/site-home.png`` (the site's home page) and ``docs/site-claim.png`` (one claim's section of the
+catalogue page: claim 8, its rules, controls and verdicts on the references), to show the site rendered.
 """
 
 from __future__ import annotations
@@ -22,16 +28,42 @@ SHOTS = {  # file -> (the result's title starts with, the attachment to open or 
 }
 
 
+SITE = {  # file -> (the page, relative to the site's folder, and the anchor to show)
+    "site-home.png": ("index.html", ""),
+    "site-claim.png": ("claims/index.html", "8-park2022msa-lowpass"),
+}
+
+
+def _browser(p):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:")) else r.abort())  # fmt: skip
+    return browser, context.new_page()
+
+
+def site(folder: Path, out: Path) -> None:
+    """The built documentation site's home page and one claim's section."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = _browser(p)
+        for name, (path, anchor) in SITE.items():
+            page.goto((folder / path).as_uri() + (f"#{anchor}" if anchor else ""))
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(out / name))
+            print(f"wrote {out / name}")
+        browser.close()
+
+
 def main(index: Path, out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
+    if index.is_dir():
+        return site(index, out)
     results = json.loads((index.parent / "test-results.json").read_text())["byId"]
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(viewport={"width": 1600, "height": 1000})
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:")) else r.abort())  # fmt: skip
-        page = context.new_page()
+        browser, page = _browser(p)
         for name, (title, attachment) in SHOTS.items():
             found = [k for k, v in results.items() if v["name"].startswith(title)]
             if not found:

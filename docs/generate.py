@@ -1,0 +1,355 @@
+"""The documentation's tables and numbers, generated from data instead of typed by hand.
+
+Each block of README.md and of the pages in ``docs/`` between ``<!-- generated: NAME -->`` and
+``<!-- end: NAME -->`` is rewritten from its source: the claim catalogue (the code), the committed seed study (``fixtures/smoke-seeds.json``: accuracies,
+architecture verdicts at k = 5, the held-out confirmation rate, the reproduction rule's calibration), the reviewed
+expectation snapshot (``fixtures/smoke-expectations.json``), the controls (``model_props/claims/controls.py``), the
+coverage simulation (``benchmarks/results/coverage.json``), the benchmarks' results (``benchmarks/results/``).
+``property_tests/library/test_docs.py`` and ``.ci/run`` fail when a block is stale.
+
+    python docs/generate.py          # rewrite the blocks
+    python docs/generate.py --check  # exit 1 (naming them) if a block is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from model_props.claims import catalogue_markdown, get_claim, list_claims
+from model_props.claims.controls import CONTROLS, UNCONTROLLED
+from model_props.reporting.disputes import disagreement_table
+from model_props.reporting.disputes import disagreements as disputes
+from model_props.reporting.summary import outcome_record, training_facts
+from model_props.training.profiles import load_profile
+from model_props.verdicts.reproduction import FAMILY_LEVEL, held_out
+from model_props.verdicts.snapshot import load_snapshot
+from model_props.verdicts.stats import N_BOOT
+from model_props.verdicts.study import load_study
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+SHORT = {"supported": "ok", "contradicted": "no", "inconclusive": "?", "skipped": "-"}
+
+
+def _study():
+    study = load_study("smoke")
+    if study is None:
+        raise SystemExit("fixtures/smoke-seeds.json is missing: run model-props seed-study")
+    return study
+
+
+def accuracy() -> str:
+    study = _study()
+    lines = ["| recipe | checkpoint (step) | test accuracy, mean ± sd over seeds | per seed |", "|---|---|---|---|"]
+    for name, entry in study.recipes.items():
+        for checkpoint, c in entry["checkpoints"].items():
+            acc = c["test_accuracy"]
+            per_seed = ", ".join(f"{a:.3f}" for a in acc)
+            lines.append(f"| {name} | {checkpoint} ({c['step'][0]}) | {statistics.mean(acc):.3f} ± "
+                         f"{statistics.stdev(acc):.3f} | {per_seed} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def verdicts() -> str:
+    """Per claim x reference: the verdict the expectation snapshot holds (what the claim tests assert), each part's
+    snapshot verdict and value over every seed, and where the current study now differs from the snapshot."""
+    study, snapshot = _study(), load_snapshot("smoke")
+    if snapshot is None:
+        raise SystemExit("fixtures/smoke-expectations.json is missing: run model-props expectations --update")
+    references = ["vit", "pit", "swin", "resnet", "alternet"]
+    lines = ["| claim | " + " | ".join(references) + " |", "|---|" + "---|" * len(references)]
+    priority = {"contradicted": 0, "inconclusive": 1, "supported": 2}
+    for claim in list_claims():
+        cells = []
+        for model in references:
+            expected = snapshot.expected(claim, model)
+            if expected is None:
+                cells.append("-")
+                continue
+            now = {p.part.name: p for p in study.evaluate(claim, model).parts}
+            parts = []
+            for name, verdict in expected.parts.items():
+                if verdict == "skipped" and now[name].verdict == "skipped":
+                    continue
+                value = f" {now[name].estimate.value:+.3g}" if now[name].estimate else ""
+                if now[name].degenerate:
+                    value += " (degenerate)"
+                elif (mde := now[name].minimum_detectable_effect) is not None:
+                    value += f" (MDE {mde:.2g})"
+                differs = "" if now[name].verdict == verdict else f" (study now: {now[name].verdict})"
+                parts.append(f"{name} {SHORT[verdict]}{value}{differs}")
+            decided = [v for v in expected.parts.values() if v != "skipped"]
+            overall = min(decided, key=priority.__getitem__) if decided else "skipped"
+            cells.append(f"**{overall}**: " + "; ".join(parts) if parts else "skipped")
+        lines.append(f"| `{claim.id}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def disagreements() -> str:
+    """Each disagreement between papers on the references: both sides on the disputing claim's statistic, from the
+    study's architecture verdicts (the records the suite writes, as in summary.md)."""
+    study = _study()
+    profile = load_profile("smoke")
+    outcomes = [study.evaluate(claim, model) for claim in list_claims() if claim.disputes
+                for model in study.evaluated_on(claim)]  # fmt: skip
+    records = [outcome_record(o) for o in outcomes if not o.skip_reason]
+    models = {n: {"training": training_facts(profile.recipe(n))} for n in profile.references}
+    return "\n".join(disagreement_table(disputes(records, models)))
+
+
+def confirmation() -> str:
+    study = _study()
+    found = study.confirmation(list_claims())
+    return (f"**{found.inside} of {found.total} held-out estimates ({found.share:.1%}) fall inside the 95 % prediction "
+            f"interval of seeds {list(study.set_seeds)}** (at least 90 % needed to write a study).")  # fmt: skip
+
+
+def reproduction() -> str:
+    """The reproduction rule's calibration: each reference's study seeds in turn predicted from the others."""
+    study, profile = _study(), load_profile("smoke")
+    trials = [held_out(study, profile, name, i) for name in profile.references for i in range(len(study.seeds))]
+    failed = [f"{t.model} seed {study.seeds[i % len(study.seeds)]}" for i, t in enumerate(trials) if t.failed]
+    checks = sorted(len(t.checks) for t in trials)
+    nominal = FAMILY_LEVEL / len(profile.references)
+    return (f"Calibrated by leave-one-seed-out on the study, the live procedure on each study seed predicted from the "
+            f"other {len(study.seeds) - 1}: **{len(failed)} of {len(trials)} trials fail** "
+            f"({', '.join(failed) if failed else 'none'}); each trial checks {checks[0]}-{checks[-1]} estimates, at a "
+            f"nominal {nominal:.0%} per reference, so about {nominal * len(trials):.2f} failures are expected.")  # fmt: skip
+
+
+def uncontrolled() -> str:
+    """The parts without a control that counts, and why (the claim tests still judge them)."""
+    lines = [f"{len(CONTROLS)} parts are controlled; {len(UNCONTROLLED)} are not:", "",
+             "| claim | part | why it has no control |", "|---|---|---|"]  # fmt: skip
+    for (claim_id, part), why in sorted(UNCONTROLLED.items(), key=lambda kv: get_claim(kv[0][0]).number):
+        lines.append(f"| {get_claim(claim_id).number} `{claim_id}` | `{part}` | {why} |")
+    return "\n".join(lines)
+
+
+def coverage() -> str:
+    data = json.loads((ROOT / "benchmarks" / "results" / "coverage.json").read_text())
+    lines = ["| seeds k | one recipe: t over seeds | two recipes: paired t over seeds | Welch on the same seeds "
+             "(paired width / Welch's) | one sample shared by every seed | one seed's interval over its "
+             f"{data['n']} images |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {r['k']} | {r['architecture']:.1%} | {r['paired']:.1%} | {r['welch']:.1%} ({r['width']:.2f}) | "
+              f"{r['shared_sample']:.1%} | {r['one_seed']:.1%} |" for r in data["rows"]]  # fmt: skip
+    return "\n".join(lines) + (
+        f"\n\n({data['reps']:,} simulated studies per row; seed-to-seed sd {data['tau']} (what a seed index gives both "
+        f"recipes, and each recipe's own), per-image sd {data['image']} shared by the recipes measured on one sample and "
+        f"{data['model']} of each recipe's own, {data['n']} images per sample; nominal 95 %.)"
+    )
+
+
+def false_contradictions() -> str:
+    study = _study()
+    tests = sum(len(study.evaluated_on(c)) for c in list_claims())
+    alpha = (1 - 0.95) / 2
+    return (f"Each claim's contradiction is tested at a one-sided {alpha:.1%} family-wise level (Holm's procedure "
+            f"across its parts), so if no finding were false at all, the {tests} claim x reference tests of the smoke "
+            f"suite would show at most {alpha * tests:.1f} false contradictions on average ({alpha:.1%} x {tests}); "
+            f"checkpoint-scope intervals use {N_BOOT:,} bootstrap resamples.")  # fmt: skip
+
+
+def grid() -> str:
+    data = json.loads((ROOT / "fixtures" / "smoke-grid.json").read_text())
+    w = data["common_warmup"]
+    lines = [f"Common warm-up: **{w['steps']} steps** (mean best validation accuracy "
+             + ", ".join(f"{v:.4f} at {k}" for k, v in w["mean_best_val_accuracy"].items()) + ").", "",
+             "| reference | lr | warm-up steps | validation accuracy | learning rates tried |", "|---|---|---|---|---|"]  # fmt: skip
+    for model, chosen in data["selected"].items():
+        run = next(r for r in data["runs"] if r["model"] == model and r["lr"] == chosen["lr"]
+                   and r["warmup_steps"] == chosen["warmup_steps"])  # fmt: skip
+        tried = ", ".join(f"{lr:g}" for lr in sorted({r["lr"] for r in data["runs"] if r["model"] == model}))
+        lines.append(f"| {model} | {chosen['lr']:g} | {chosen['warmup_steps']} | {run['val_accuracy']:.4f} | {tried} |")
+    variants = json.loads((ROOT / "fixtures" / "smoke-variant-grid.json").read_text())
+    profile = load_profile("smoke")
+    for model, chosen in variants["selected"].items():
+        recipe, reference = profile.recipe(model), profile.bases[model]
+        base = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == profile.recipe(reference).lr)
+        run = next(r for r in variants["runs"] if r["model"] == model and r["lr"] == chosen["lr"])
+        lines += ["", f"Variants keep their reference's recipe unless its learning rate leaves them at chance on the "
+                  f"validation split; then the same grid, at the common warm-up, picks theirs "
+                  f"(`fixtures/smoke-variant-grid.md`): {model} ({recipe.description.split(' (claim')[0]}) reached "
+                  f"{base['val_accuracy']:.3f} at {reference}'s lr {base['lr']:g} and takes **{chosen['lr']:g}** "
+                  f"({run['val_accuracy']:.4f}; tried "
+                  + ", ".join(f"{lr:g}" for lr in sorted({r['lr'] for r in variants['runs'] if r['model'] == model}))
+                  + ")."]  # fmt: skip
+    return "\n".join(lines)
+
+
+COMPARED = ("noise", "corruption", "attack", "spectrum")  # the kinds only parts that compare two models read
+
+
+def pretrained_224() -> str:
+    """The 224-px budget: the suite per model as a user runs it, and each measurement kind's seconds ("-": no
+    claim reads it of that model: the lesions of a model without stages)."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "pretrained_224.json").read_text())
+    kinds = ("fit", "units", "lesion", "noise", "corruption", "attack", "spectrum")
+    lines = [
+        f"{data['images']} images at {data['img_size']} px, {data['cpu_threads']} CPU threads "
+        f"({data['provenance']['machine']['cpu']}); seconds.",
+        "",
+        "| model | the suite (wall, cold cache) | outcome | " + " | ".join(kinds) + " |",
+        "|---|---|---|" + "---|" * len(kinds),
+    ]
+    for model, r in data["models"].items():
+        cells = [f"{r['suite_kinds'][k]:.0f}" if k in r["suite_kinds"]
+                 else f"~{r['other_kinds'][k]['scaled_s']:.0f}*" if k in r["other_kinds"] and k in COMPARED
+                 else "-" for k in kinds]  # fmt: skip
+        lines.append(f"| {model} | {r['suite']['wall_s']:.0f} | {r['suite']['outcome']} | " + " | ".join(cells) + " |")
+    sample = {k: v for k, v in next(iter(data["models"].values()))["other_kinds"].items() if k in COMPARED}
+    lines += ["", "\\* what a comparator of your own (`--claims-versus`) adds, per model: only parts that compare with "
+              "another model read it. Timed on a sample and scaled linearly: " + "; ".join(f"{k} {v['sampled']}"
+                                                                          for k, v in sample.items()) + "."]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _outcome(run: dict) -> str:
+    """pytest's summary of a run, without its clock and warnings: "685 passed, 78 skipped, 19 xfailed"."""
+    words = run["outcome"].split(" in ")[0].split(", ")
+    return ", ".join(w for w in words if not w.endswith(("deselected", "warning", "warnings")))
+
+
+def run_times() -> str:
+    """The Test section's numbers, from the last ``run_times.py cold warm checkpoint study`` (run_times.json)."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())
+    cold, warm = data["cold"], data["warm"]
+    clock = warm["outcome"].split(" in ")[1].split("s")[0]
+    return (f"On 2 CPU cores this tree, \"{_outcome(warm)}\", took **{cold['seconds'] / 60:.1f} minutes cold** "
+            f"({cold['seconds']:,.0f} s from a fresh cache) and **{warm['seconds']:.0f} s warm** (pytest's clock "
+            f"{float(clock):.0f} s), measured by `python benchmarks/run_times.py` (`benchmarks/RESULTS.md`).")  # fmt: skip
+
+
+def new_checkpoint() -> str:
+    """The In-your-own-project sentence on a new checkpoint's wait, from run_times.json."""
+    run = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())["new_checkpoint"]
+    kinds = run["per_kind_seconds"]
+    attacks = sum(kinds.get(k, 0.0) for k in ("attack", "attack_test")) / run["seconds"]
+    return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
+            f"cores, {attacks:.0%} of it the adversarial attacks (`benchmarks/RESULTS.md`).")  # fmt: skip
+
+
+def evidence() -> str:
+    """What each claim's paper shows, from the catalogue (the evidence a claim cites where it does not replicate)."""
+    return "\n".join(
+        f"- **{c.number}** `{c.id}` ({c.paper.citation}, {c.section}): {c.evidence}." for c in list_claims()
+    )
+
+
+def claim_sections() -> str:
+    """A section per claim: its paper and statement, what the paper shows, its rules, and its verdict per reference
+    (the snapshot's, with the study's numbers over every seed)."""
+    study, snapshot = _study(), load_snapshot("smoke")
+    out = []
+    for claim in list_claims():
+        out += [f"## {claim.number}. {claim.id}", "", f"**{claim.paper.citation}, {claim.section}.** {claim.statement}",
+                "", f"*Units:* {claim.units}.", "", f"*The paper:* {claim.evidence}.", "",
+                "| part | rule | controlled |", "|---|---|---|"]  # fmt: skip
+        for p in claim.parts:
+            control = CONTROLS.get((claim.id, p.name))
+            why = f"by the mutant `{control.mutation}`" if control else f"no: {UNCONTROLLED[(claim.id, p.name)]}"
+            rule = p.rule.replace("|", "\\|")
+            out.append(f"| `{p.name}` | {rule} | {why} |")
+        rows = []
+        for model in study.evaluated_on(claim):
+            expected = snapshot.expected(claim, model) if snapshot else None
+            for outcome in study.evaluate(claim, model).parts:
+                e = outcome.estimate
+                number = f"{e.value:+.3g} [{e.low:+.3g}, {e.high:+.3g}]" if e else outcome.reason
+                want = expected.parts.get(outcome.part.name, "none") if expected else "none"
+                rows.append(f"| {model} | `{outcome.part.name}` | {want} | {number} |")
+        if rows:
+            out += ["", "On the references, over the study's seeds (the snapshot's verdict, the estimate and its 95 % "
+                    "interval; 90 % for an equivalence claim):", "", "| reference | part | verdict | value [interval] |",
+                    "|---|---|---|---|", *rows]  # fmt: skip
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def readme_verdicts() -> str:
+    """The README's small table: per claim x reference, the verdict the expectation snapshot holds."""
+    snapshot = load_snapshot("smoke")
+    if snapshot is None:
+        raise SystemExit("fixtures/smoke-expectations.json is missing: run model-props expectations --update")
+    references = ["vit", "pit", "swin", "resnet", "alternet"]
+    priority = {"contradicted": 0, "inconclusive": 1, "supported": 2}
+    lines = ["| # | claim | " + " | ".join(references) + " |", "|---|---|" + "---|" * len(references)]
+    for claim in list_claims():
+        cells = []
+        for model in references:
+            expected = snapshot.expected(claim, model)
+            decided = [v for v in expected.parts.values() if v != "skipped"] if expected else []
+            cells.append(min(decided, key=priority.__getitem__) if decided else "-" if expected is None else "skipped")
+        lines.append(f"| {claim.number} | `{claim.id}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "run-times": run_times,
+    "new-checkpoint": new_checkpoint,
+    "grid": grid,
+    "catalogue": lambda: catalogue_markdown().rstrip("\n"),
+    "accuracy": accuracy,
+    "verdicts": verdicts,
+    "readme-verdicts": readme_verdicts,
+    "disagreements": disagreements,
+    "confirmation": confirmation,
+    "reproduction": reproduction,
+    "uncontrolled": uncontrolled,
+    "coverage": coverage,
+    "false-contradictions": false_contradictions,
+    "pretrained-224": pretrained_224,
+    "evidence": evidence,
+    "claim-sections": claim_sections,
+}
+BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->)", re.S)
+
+
+def documents() -> list[Path]:
+    """Every file that holds generated blocks: the README and the documentation's pages."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def render(text: str, made: dict[str, str]) -> str:
+    """``text`` with every generated block rewritten (``made``: the blocks made so far, each made once)."""
+
+    def body(match: re.Match) -> str:
+        name = match.group(2)
+        if name not in BLOCKS:
+            raise SystemExit(f"no generator for block {name!r}; known: {', '.join(BLOCKS)}")
+        if name not in made:
+            made[name] = BLOCKS[name]()
+        return match.group(1) + made[name] + "\n" + match.group(3)
+
+    return BLOCK.sub(body, text)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 naming every stale file")
+    args = p.parse_args()
+    made: dict[str, str] = {}
+    stale = []
+    for path in documents():
+        current = path.read_text()
+        fresh = render(current, made)
+        if fresh != current:
+            stale.append(path.relative_to(ROOT).as_posix())
+            if not args.check:
+                path.write_text(fresh)
+    unused = sorted(set(BLOCKS) - set(made))
+    if unused:
+        sys.exit(f"generated blocks no document holds: {', '.join(unused)}")
+    if args.check and stale:
+        sys.exit(f"stale generated blocks in {', '.join(stale)}: run python docs/generate.py")
+    print(("stale: " if args.check else "rewrote: ") + (", ".join(stale) if stale else "nothing"))
+
+
+if __name__ == "__main__":
+    main()
