@@ -4,6 +4,7 @@ model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-se
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
 model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ...]
+model-props expectations [--profile smoke] [--update]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
 model-props claims
@@ -52,6 +53,17 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="measure only these claims (ids or globs) with the study's own seeds and merge them into the existing "
         "study, training only the recipes they read; every other entry is kept",
+    )
+    e = sub.add_parser(
+        "expectations",
+        parents=[common],
+        help="compare the expectation snapshot (<profile>-expectations.json) with the seed study's verdicts and print "
+        "the diff; --update rewrites it",
+    )
+    e.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite the snapshot from the current study (review the printed diff before committing it)",
     )
     c = sub.add_parser(
         "coverage", help="map the smallest model of every timm or torchvision architecture module, check each anatomy"
@@ -134,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
             from .session.study import run_study
 
             run_study(settings, seeds=args.seeds, out=args.out, add=args.add)
+        elif args.command == "expectations":
+            from .session.expectations import compare_snapshot
+
+            return compare_snapshot(settings, update=args.update)
         else:
             from .session.pretraining import pretrain
             from .session.store import ModelStore

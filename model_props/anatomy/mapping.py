@@ -1,4 +1,4 @@
-"""The rule that maps any model to its units, from what its modules do (Park & Kim 2022, App. A; design Sec. 4).
+"""The rule that maps any model to its units, from what its modules do (Park & Kim 2022, App. A; docs/design.md#anatomy).
 
 The unit kinds are defined in :mod:`.model`. A residual unit whose output has fewer positions than its
 input (a strided block with a projection shortcut) is a ``conv`` unit with ``subsamples=True``.

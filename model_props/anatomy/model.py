@@ -1,5 +1,5 @@
 """What an anatomy is: a model as an ordered list of :class:`Unit` s, each with :class:`Tap` s that say where
-its tensors are read (design Sec. 4).
+its tensors are read (docs/design.md#anatomy).
 
 Kinds: ``embed`` (the state before the first unit), ``msa`` (a residual unit whose branch attends),
 ``conv`` (a residual unit whose branch mixes positions with convolutions or pooling), ``mlp`` (a residual

@@ -127,13 +127,15 @@ def _read(source: bytes, filename: str, module: str, is_package: bool) -> tuple[
 
 
 @functools.cache
-def import_closure(*entries: str, root: Path = ROOT, whole: bool = False) -> tuple[str, ...]:
+def import_closure(*entries: str, root: Path = ROOT, whole: bool = False, within: str | None = None) -> tuple[str, ...]:
     """Every module of this package that importing ``entries`` may run, sorted by name (``root``: the package's
     folder, another copy of it in tests), less the modules that leave cache keys and what only they import,
-    unless ``whole``."""
+    unless ``whole``. ``within`` (a subpackage) follows only the imports of modules under it, and not their parent
+    packages: e.g. a claim's catalogue module and the catalogue modules it takes helpers from, without the
+    catalogue's ``__init__`` that imports every claim."""
     visited: set[str] = set()
     kept: set[str] = set()
-    todo = [m for e in entries for m in _with_parents(e)]
+    todo = [m for e in entries for m in (_with_parents(e) if within is None else [e])]
     missing = [e for e in entries if _file(e, root) is None]
     if missing:
         raise ValueError(f"no module {missing} in package {PACKAGE!r}")
@@ -150,7 +152,9 @@ def import_closure(*entries: str, root: Path = ROOT, whole: bool = False) -> tup
             continue
         kept.add(module)
         for name in imports:
-            if name.split(".")[0] == PACKAGE:
+            if within is not None:
+                todo.extend([name] if name.startswith(within + ".") and name not in visited else [])
+            elif name.split(".")[0] == PACKAGE:
                 todo.extend(m for m in _with_parents(name) if m not in visited)
     return tuple(sorted(kept))
 
@@ -163,10 +167,11 @@ def _version(dist: str) -> str:
 
 
 @functools.cache
-def source_hash(*entries: str, root: Path = ROOT, whole: bool = False) -> str:
-    """16 hex digits of sha256 over the import closure of ``entries`` and the versions of :data:`HASHED_VERSIONS`."""
+def source_hash(*entries: str, root: Path = ROOT, whole: bool = False, within: str | None = None) -> str:
+    """16 hex digits of sha256 over the import closure of ``entries`` (:func:`import_closure`) and the versions of
+    :data:`HASHED_VERSIONS`."""
     h = hashlib.sha256("|".join(f"{d}={_version(d)}" for d in HASHED_VERSIONS).encode())
-    for module in import_closure(*entries, root=root, whole=whole):
+    for module in import_closure(*entries, root=root, whole=whole, within=within):
         path = _file(module, root)
         assert path is not None  # import_closure keeps modules with a file only
         h.update(path.relative_to(root).as_posix().encode() + b"\0")

@@ -1,8 +1,8 @@
-"""Claims: published findings as data, their evaluation, statistics and expectations (design Sec. 7).
+"""Claims: published findings as data (the catalogue).
 
-Owns the :class:`Claim` / :class:`Part` dataclasses (:mod:`.base`), the catalogue (one module per paper; ids
-are stable), bootstrap statistics and decisions (:mod:`.stats`), claim x model -> verdict
-(:mod:`.evaluation`) and the expectations the profile's seed study sets (:mod:`.expectations`).
+Owns the :class:`Claim` / :class:`Part` / :class:`Dispute` dataclasses (:mod:`.base`), the catalogue (one module
+per paper; ids are stable) and the statistics its parts read from measurement reports. How a claim is judged
+lives in :mod:`model_props.verdicts`.
 
 May import: :mod:`model_props.measurements`, :mod:`model_props.measures`, :mod:`model_props.anatomy`,
 :mod:`model_props.training` and the layers beneath them.
@@ -25,25 +25,18 @@ from . import (
     raghu2021_location,
     raghu2021_similarity,
 )
-from .base import Claim, Paper, Part
-from .evaluation import evaluate_architecture, evaluate_checkpoint
-from .outcome import ClaimContradicted, ClaimOutcome, ExpectationMoved, PartOutcome
+from .base import Claim, Dispute, Paper, Part
 
 __all__ = [
     "Claim",
     "Paper",
     "Part",
+    "Dispute",
     "CLAIMS",
     "get_claim",
     "list_claims",
     "catalogue_markdown",
-    "evaluate_checkpoint",
-    "evaluate_architecture",
-    "ClaimContradicted",
-    "ExpectationMoved",
     "SOURCES",
-    "ClaimOutcome",
-    "PartOutcome",
 ]
 
 _MODULES = (
@@ -84,7 +77,10 @@ def catalogue_markdown() -> str:
 
         rules = "<br>".join(f"`{p.name}`: {cell(p.rule)}" for p in c.parts)
         scope = f" Runs on {', '.join(c.models)}." if c.models else ""
-        scope += "".join(f" Disputes claim {CLAIMS[d].number} (`{d}`)." for d in c.contradicts)
+        scope += "".join(
+            f" Disputes claim {CLAIMS[d.claim].number} (`{d.claim}`), restated on `{d.part}`: {cell(d.hypothesis)}."
+            for d in c.disputes
+        )
         lines.append(
             f"| {c.number} | `{c.id}` | {c.paper.citation}, {cell(c.section)} | {cell(c.statement)}{scope} | {rules} |"
         )

@@ -1,16 +1,19 @@
-"""The :class:`Claim` dataclass: a published finding as data (design Sec. 7).
+"""The :class:`Claim` dataclass: a published finding as data (docs/design.md#decision-rules).
 
 A claim has one or more :class:`Part` s. A part is a decision rule ``statistic <direction> threshold`` at a
 confidence level, where the statistic is computed from one measurement report (``report``: unit maps,
-Hessian spectrum, fit, ...; see :mod:`model_props.measurements.registry`) of a model at a named checkpoint, on a
-resample of the report's sampling units (``sampling``: images, mini-batches, ...). The statistic is read on
+Hessian spectrum, fit, ...; see :mod:`model_props.measurements.registry`) of a model at a named checkpoint, on
+resamples of the report's sampling units (``sampling``: images, mini-batches, ...): a :data:`Statistic` takes a
+``(rows, n)`` matrix of indices, one resample per row, and returns one value per row, so that every bootstrap
+resample is evaluated in one vectorised call. The statistic is read on
 the model under test, or on a named recipe of the profile (``subject``, e.g. the variant ``vit_gap``); a part
 with ``versus`` compares with another named model (two-sample bootstrap): stat(subject) - stat(versus). A part
 with ``partner`` reads a report of a *pair* instead (``report@partner``, e.g. cross-model CKA of the model against
 ResNet, beside its seed control and an untrained null): one statistic over the pair's shared samples.
 A claim whose parts all name their models (a comparison of variants) runs on the reference in ``models``
 only, and is skipped with that reason for any other model. A claim of a later paper that disputes a claim of the
-catalogue names it in ``contradicts``; the reports set the two side by side on the same models.
+catalogue says so with a :class:`Dispute`: the disputed claim's hypothesis restated on one of its own parts'
+statistic, so that both papers are judged on one interval (one report, one eps set, one level).
 
 Applicability is a predicate on the anatomy that returns ``None`` or the reason the claim does not apply
 (the missing trait), which becomes the skip reason. Whether a finding replicates at a profile's scale is not
@@ -30,12 +33,13 @@ import numpy as np
 
 from ..anatomy import Anatomy, UnitKind
 from ..measurements.registry import ReportKind
-from .stats import Direction
 
 __all__ = [
     "Paper",
     "Part",
     "Claim",
+    "Dispute",
+    "Direction",
     "Applies",
     "Statistic",
     "needs_kinds",
@@ -52,7 +56,9 @@ Measurement = Literal[
 ]  # what the claim's figure shows  # fmt: skip
 Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
-Statistic = Callable[[Any, np.ndarray], float]  # (report, resampled indices of its sampling units) -> number
+Direction = Literal["greater", "less", "within"]  # within: equivalence, |statistic| < threshold
+# (report, (rows, n) indices into its n sampling units, one resample per row) -> (rows,) values, NaN where undefined
+Statistic = Callable[[Any, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ class Part:
     subject: str | None = None  # a recipe of the profile; None: the model under test
     undefined: str = ""  # when the statistic is undefined (NaN), e.g. "no negative eigenvalue"; a NaN is else an error
     partner: str | None = None  # a pair report's other model (a recipe of the profile), e.g. cross-model CKA
+    min_samples: int = 2  # the fewest sampling units the statistic reads (a bootstrap needs 2); below it: skipped
+    # what it means when the statistic is the same on every resample (its measurement does not vary), e.g. "every MSA
+    # unit leaves its input unchanged on every image"; a generic sentence where empty
+    degenerate: str = ""
 
     @property
     def reads(self) -> str:
@@ -116,6 +126,20 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Dispute:
+    """A claim of the catalogue that a later paper's claim disputes, restated as a hypothesis on the statistic of one
+    of the disputing claim's parts (``part``): ``statistic <direction> threshold``. Both papers are then judged on
+    the same interval, so that they answer one question (e.g. Park & Kim's "MSA models lose less accuracy under
+    PGD", drop(model) - drop(ResNet) < 0, on Bai et al.'s PGD drop at the smallest eps, at Bai et al.'s level)."""
+
+    claim: str  # the disputed claim's id
+    part: str  # the disputing claim's part whose statistic both sides read
+    direction: Direction
+    threshold: float
+    hypothesis: str  # the disputed claim's side, in words, on that statistic
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     number: int
@@ -132,7 +156,12 @@ class Claim:
     gate: bool = False
     models: tuple[str, ...] | None = None  # a comparison of named recipes runs on these references only
     defining: tuple[str, ...] = ()  # parts without which the claim does not apply (default: any applicable part)
-    contradicts: tuple[str, ...] = ()  # ids of the claims this one disputes (a later paper against a seed's finding)
+    disputes: tuple[Dispute, ...] = ()  # claims of the catalogue this one disputes (a later paper against a finding)
+
+    @property
+    def contradicts(self) -> tuple[str, ...]:
+        """The ids of the claims this one disputes."""
+        return tuple(d.claim for d in self.disputes)
 
     def fingerprint(self) -> str:
         """A hash of the decision rules: a seed study taken under other rules no longer speaks for this claim."""

@@ -19,9 +19,9 @@ PAPER = Paper(
 )
 
 
-def _near_minus_far(report: PositionReport, idx: np.ndarray) -> float:
+def _near_minus_far(report: PositionReport, idx: np.ndarray) -> np.ndarray:
     """Mean over query positions of (mean cosine at Chebyshev distance 1 - mean cosine at distance >= far)."""
-    return float(report.contrast[idx].mean())
+    return report.contrast[idx].mean(axis=-1)
 
 
 POSITION_EMBEDDING_2D = Claim(

@@ -17,7 +17,7 @@ PAPER = Paper(
 )
 
 
-def _relative_drop(report: OcclusionReport, idx: np.ndarray) -> float:
+def _relative_drop(report: OcclusionReport, idx: np.ndarray) -> np.ndarray:
     """(clean accuracy - occluded accuracy) / (clean accuracy - chance) on the resampled images."""
     return report.relative_drop(idx)
 

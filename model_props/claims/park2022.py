@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import NotApplicable
 from ..measurements.units import UnitReport
 from .base import Claim, Paper, Part, needs_kinds, needs_traits
-from .unit_statistics import mean_effect
+from .unit_statistics import mean_effect, unchanged
 
 PAPER = Paper(
     key="park2022",
@@ -18,22 +18,22 @@ PAPER = Paper(
 )
 
 
-def _block_gap(report: UnitReport, batches: np.ndarray) -> float:
+def _block_gap(report: UnitReport, batches: np.ndarray) -> np.ndarray:
     """Mean CKA of unit pairs within a stage (off-diagonal) minus mean CKA of pairs across stages."""
     cka = report.cka.compute(batches).numpy()
     stage = np.array([u.stage for u in report.units])
     same = stage[:, None] == stage[None, :]
     off_diag = ~np.eye(len(stage), dtype=bool)
-    return float(cka[same & off_diag].mean() - cka[~same].mean())
+    return cka[:, same & off_diag].mean(axis=-1) - cka[:, ~same].mean(axis=-1)
 
 
-def _lower_upper_cka(report: UnitReport, batches: np.ndarray) -> float:
+def _lower_upper_cka(report: UnitReport, batches: np.ndarray) -> np.ndarray:
     """Mean CKA between units in the lowest third of depth and units in the highest third."""
     depth = np.array([u.depth for u in report.units])
     if not ((depth <= 1 / 3).any() and (depth >= 2 / 3).any()):
         raise NotApplicable("the model has no units in its lowest or highest third of depth")
     cka = report.cka.compute(batches).numpy()
-    return float(cka[np.ix_(depth <= 1 / 3, depth >= 2 / 3)].mean())
+    return cka[:, depth <= 1 / 3][:, :, depth >= 2 / 3].mean(axis=(-2, -1))
 
 
 _LATER_MSA = Part(
@@ -46,6 +46,7 @@ _LATER_MSA = Part(
         if any(u.kind == "msa" and u.depth >= 0.5 for u in a.units)
         else f"{a.family} has no MSA units in its later half"
     ),
+    degenerate=unchanged("MSA units in its later half"),
 )
 
 MSA_LOWPASS = Claim(
@@ -85,6 +86,7 @@ CONV_MLP_HIGHPASS = Claim(
                 "non-subsampling conv or MLP units",
             ),
             direction="greater",
+            degenerate=unchanged("non-subsampling conv or MLP units"),
         ),
     ),
     applies=needs_kinds("conv", "mlp"),
@@ -107,6 +109,7 @@ MSA_REDUCES_VARIANCE = Claim(
             statistic=mean_effect("variance", lambda u: u.kind == "msa", "MSA units"),
             direction="less",
             applies=needs_kinds("msa"),
+            degenerate=unchanged("MSA units"),
         ),
         Part(
             name="conv-mlp",
@@ -118,6 +121,7 @@ MSA_REDUCES_VARIANCE = Claim(
             ),
             direction="greater",
             applies=needs_kinds("conv", "mlp"),
+            degenerate=unchanged("non-subsampling conv or MLP units"),
         ),
     ),
     applies=needs_kinds("msa"),

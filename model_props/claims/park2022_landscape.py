@@ -2,7 +2,7 @@
 15 ("Blurs Behave like Ensembles", ICML 2022), 21 and 22.
 
 Every Hessian part reads the top-5 eigenvalues (by magnitude) of the training loss on training mini-batches
-at the end of warm-up, as the paper does (PAPER.md Sec. 3.3), and bootstraps over mini-batches:
+at the end of warm-up, as the paper does (docs/papers.md#hessian-spectra), and bootstraps over mini-batches:
 NEP = fraction of negative eigenvalues, APE = mean positive eigenvalue. Fit parts (accuracy, NLL, ECE) read
 the final checkpoints and bootstrap over test images. Comparisons of variants name the recipes they read
 and run on the reference they vary.
@@ -23,15 +23,15 @@ APE = "APE (mean positive top Hessian eigenvalue)"
 NEG = "mean |negative top Hessian eigenvalue|"
 
 
-def _nep(report: Any, batches: np.ndarray) -> float:
+def _nep(report: Any, batches: np.ndarray) -> np.ndarray:
     return nep(report.pooled(batches))
 
 
-def _ape(report: Any, batches: np.ndarray) -> float:
+def _ape(report: Any, batches: np.ndarray) -> np.ndarray:
     return ape(report.pooled(batches))
 
 
-def _negative_magnitude(report: Any, batches: np.ndarray) -> float:
+def _negative_magnitude(report: Any, batches: np.ndarray) -> np.ndarray:
     return negative_magnitude(report.pooled(batches))
 
 

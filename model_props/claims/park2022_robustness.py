@@ -33,11 +33,11 @@ def _part(name: str, statistic_name: str, statistic, direction, report: ReportKi
     )
 
 
-def _test_error(r: Any, i: np.ndarray) -> float:
+def _test_error(r: Any, i: np.ndarray) -> np.ndarray:
     return 1.0 - r.accuracy(i)
 
 
-def _train_nll(r: Any, i: np.ndarray) -> float:
+def _train_nll(r: Any, i: np.ndarray) -> np.ndarray:
     return r.train_nll_mean(i)
 
 
@@ -65,8 +65,8 @@ UNDERFIT_NOT_OVERFIT = Claim(
 
 
 def _band_drop(frequencies: tuple[float, ...]):
-    def stat(r: Any, i: np.ndarray) -> float:
-        return float(np.mean([r.band_drop(f, i) for f in frequencies]))
+    def stat(r: Any, i: np.ndarray) -> np.ndarray:
+        return np.mean([r.band_drop(f, i) for f in frequencies], axis=0)
 
     return stat
 
@@ -101,10 +101,10 @@ FREQUENCY_VULNERABILITY = Claim(
 )
 
 
-def _lesion_gap(r: Any, i: np.ndarray) -> float:
+def _lesion_gap(r: Any, i: np.ndarray) -> np.ndarray:
     key = key_units(r.kinds, r.stages)
     drops = r.drops(i)
-    return float(drops[key].mean() - drops[~key].mean())
+    return drops[..., key].mean(axis=-1) - drops[..., ~key].mean(axis=-1)
 
 
 def _has_key_and_other_units(anat: Anatomy) -> str | None:
@@ -139,13 +139,14 @@ LESION_STAGE_PATTERN = Claim(
             "greater",
             "lesion",
             applies=_has_key_and_other_units,
+            degenerate="no lesioned unit changes any prediction on any image (every drop is exactly zero)",
         ),
     ),
     applies=needs_traits(any_of=("multi_stage",)),
 )
 
 
-def _mean_corruption_accuracy(r: Any, i: np.ndarray) -> float:
+def _mean_corruption_accuracy(r: Any, i: np.ndarray) -> np.ndarray:
     return r.mean_accuracy(i)
 
 
@@ -177,7 +178,7 @@ ALTERNET_BEATS_RESNET = Claim(
 
 
 def _pgd_drop(eps_255: int):
-    def stat(r: Any, i: np.ndarray) -> float:
+    def stat(r: Any, i: np.ndarray) -> np.ndarray:
         return r.drop("pgd", eps_255 / 255, i)
 
     return stat

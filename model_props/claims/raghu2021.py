@@ -22,22 +22,24 @@ def _residual(report: UnitReport) -> np.ndarray:
     return ~np.isnan(report.skip_ratio).all(axis=0)
 
 
-def _mean_skip_ratio(report: UnitReport, idx: np.ndarray) -> float:
-    """Mean over residual units and images of ||x|| / ||f(x)|| (spatial tokens)."""
+def _mean_skip_ratio(report: UnitReport, idx: np.ndarray) -> np.ndarray:
+    """Mean over residual units and images of ||x|| / ||f(x)|| (spatial tokens): the images' own means over the
+    residual units, averaged over the resampled images."""
     if not _residual(report).any():
         raise NotApplicable("the model has no residual unit with a measured skip and branch")
-    return float(report.skip_ratio[idx][:, _residual(report)].mean())
+    return report.skip_ratio[:, _residual(report)].mean(axis=1)[idx].mean(axis=-1)
 
 
 def _cls_minus_spatial(lower: bool):
-    def stat(report: UnitReport, idx: np.ndarray) -> float:
+    def stat(report: UnitReport, idx: np.ndarray) -> np.ndarray:
         depth = np.array([u.depth for u in report.units])
         cols = ~np.isnan(report.skip_ratio_cls).all(axis=0) & ((depth < 0.5) if lower else (depth >= 0.5))
         if not cols.any():
             raise NotApplicable(
                 f"the model has no residual unit with a CLS token in its {'lower' if lower else 'upper'} half"
             )
-        return float((report.skip_ratio_cls[idx][:, cols] - report.skip_ratio[idx][:, cols]).mean())
+        per_image = (report.skip_ratio_cls[:, cols] - report.skip_ratio[:, cols]).mean(axis=1)
+        return per_image[idx].mean(axis=-1)
 
     return stat
 
@@ -51,22 +53,22 @@ def _attention_halves(report: UnitReport) -> tuple[list[str], list[str]]:
     return lower, upper
 
 
-def _distance_growth(report: UnitReport, idx: np.ndarray) -> float:
+def _distance_growth(report: UnitReport, idx: np.ndarray) -> np.ndarray:
     """Mean attention distance (over heads, queries, images) of upper-half MSAs minus lower-half MSAs."""
     lower, upper = _attention_halves(report)
 
     def mean(ns):
-        return float(np.mean([report.attention[n][idx].mean() for n in ns]))
+        return np.mean([report.attention[n].mean(axis=1)[idx].mean(axis=-1) for n in ns], axis=0)
 
     return mean(upper) - mean(lower)
 
 
-def _head_spread_drop(report: UnitReport, idx: np.ndarray) -> float:
+def _head_spread_drop(report: UnitReport, idx: np.ndarray) -> np.ndarray:
     """Spread of heads (std over heads of the image-mean distance) in the lower half minus the upper half."""
     lower, upper = _attention_halves(report)
 
     def spread(ns):
-        return float(np.mean([report.attention[n][idx].mean(axis=0).std() for n in ns]))
+        return np.mean([report.attention[n][idx].mean(axis=-2).std(axis=-1) for n in ns], axis=0)
 
     return spread(lower) - spread(upper)
 

@@ -3,7 +3,7 @@ token keeps each token's spatial location up to its last block; trained with glo
 
 The statistic reads a :class:`~model_props.measurements.probe.ProbeReport`: per scored test image, the fraction of
 the last block's spatial tokens whose grid position a linear probe (fitted on the other half of the images)
-reads right (design Sec. 7, row 24). The CLS and the GAP ViT are scored on the same images, so the comparison is
+reads right (docs/design.md#decision-rules, row 24). The CLS and the GAP ViT are scored on the same images, so the comparison is
 paired by image at checkpoint scope; at architecture scope their independent seeds give Welch's interval.
 """
 
@@ -16,9 +16,9 @@ from .base import Claim, Part, needs_cls
 from .raghu2021 import PAPER
 
 
-def last_block_accuracy(report: ProbeReport, idx: np.ndarray) -> float:
+def last_block_accuracy(report: ProbeReport, idx: np.ndarray) -> np.ndarray:
     """Mean location-probe accuracy of the last spatial unit's tokens over the scored images ``idx``."""
-    return float(report.accuracy[-1, idx].mean())
+    return report.accuracy[-1][idx].mean(axis=-1)
 
 
 CLS_PRESERVES_LOCATION = Claim(

@@ -8,7 +8,7 @@ a randomly initialised copy of the other model (the null), on the same images. C
 two independently trained networks (Davari et al., ICLR 2023), so a similarity means something only against
 what a second seed of the same recipe reaches: each statistic is a difference against the seed control, per
 unit of the model under test, contrasted between its lower band (normalised depth <= 1/3) and its upper band
-(>= 2/3) (design Sec. 7, rows 25-27). The null's value is reported beside each (the claim's figure).
+(>= 2/3) (docs/design.md#decision-rules, rows 25-27). The null's value is reported beside each (the claim's figure).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..measurements.cross import CrossReport, PairReports
 from .base import Claim, Part, needs_cls, needs_traits
 from .raghu2021 import PAPER
 
-LOWER, UPPER = 1 / 3, 2 / 3  # depth bands over the model's units (design Sec. 7)
+LOWER, UPPER = 1 / 3, 2 / 3  # depth bands over the model's units (docs/design.md#decision-rules)
 RESNET_DEPTH = 0.6  # claim 27: ViT's lower band resembles ResNet units shallower than this on average
 
 
@@ -33,46 +33,47 @@ def _bands(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
+# Each similarity gives, per resample (a row of the index matrix of batches), one value per unit of A: (rows, Ua).
 def best_match(report: CrossReport, idx: np.ndarray) -> np.ndarray:
     """Per unit of A, its highest CKA over the units of B (Raghu et al.'s best-matching layer)."""
-    return report.cka.compute(idx).max(dim=1).values.numpy()
+    return report.cka.compute(idx).amax(dim=-1).numpy()
 
 
 def matched_depth(report: CrossReport, idx: np.ndarray) -> np.ndarray:
     """Per unit of A, its CKA with the unit of B nearest in normalised depth (the first of two as near): the
     diagonal when A and B have the same units."""
     nearest = np.abs(report.depth_a[:, None] - report.depth_b[None, :]).argmin(axis=1)
-    return report.cka.compute(idx).numpy()[np.arange(len(nearest)), nearest]
+    return report.cka.compute(idx).numpy()[..., np.arange(len(nearest)), nearest]
 
 
 def weighted_depth(report: CrossReport, idx: np.ndarray) -> np.ndarray:
     """Per unit of A, the mean normalised depth of B's units weighted by CKA (negative estimates count 0)."""
     weights = report.cka.compute(idx).numpy().clip(min=0.0)
-    return (weights @ report.depth_b) / np.maximum(weights.sum(axis=1), 1e-12)
+    return (weights @ report.depth_b) / np.maximum(weights.sum(axis=-1), 1e-12)
 
 
 Similarity = Callable[[CrossReport, np.ndarray], np.ndarray]
 
 
-def lower_minus_upper(similarity: Similarity) -> Callable[[PairReports, np.ndarray], float]:
+def lower_minus_upper(similarity: Similarity) -> Callable[[PairReports, np.ndarray], np.ndarray]:
     """Per unit u of the model under test, s(u) = similarity(against) - similarity(control); the mean of s over
     the lower band minus its mean over the upper band."""
 
-    def stat(reports: PairReports, idx: np.ndarray) -> float:
+    def stat(reports: PairReports, idx: np.ndarray) -> np.ndarray:
         lower, upper = _bands(reports.against.depth_a)
         s = similarity(reports.against, idx) - similarity(reports.control, idx)
-        return float(s[lower].mean() - s[upper].mean())
+        return s[..., lower].mean(axis=-1) - s[..., upper].mean(axis=-1)
 
     return stat
 
 
-def lower_band_depth() -> Callable[[PairReports, np.ndarray], float]:
+def lower_band_depth() -> Callable[[PairReports, np.ndarray], np.ndarray]:
     """The CKA-weighted normalised depth of the other model's units, averaged over the lower band, minus
     :data:`RESNET_DEPTH`."""
 
-    def stat(reports: PairReports, idx: np.ndarray) -> float:
+    def stat(reports: PairReports, idx: np.ndarray) -> np.ndarray:
         lower, _ = _bands(reports.against.depth_a)
-        return float(weighted_depth(reports.against, idx)[lower].mean() - RESNET_DEPTH)
+        return weighted_depth(reports.against, idx)[..., lower].mean(axis=-1) - RESNET_DEPTH
 
     return stat
 

@@ -17,7 +17,7 @@ from ..errors import NotApplicable
 from ..measurements.units import UnitReport
 from .base import Statistic
 
-__all__ = ["unit_columns", "measured_units", "mean_effect"]
+__all__ = ["unit_columns", "measured_units", "mean_effect", "unchanged"]
 
 
 def unit_columns(report: UnitReport, select: Callable[[Unit], bool]) -> list[int]:
@@ -29,12 +29,22 @@ def measured_units(values: np.ndarray) -> np.ndarray:
     return ~np.isnan(values).all(axis=0)
 
 
+def unchanged(what: str) -> str:
+    """What a constant mean change over units means: the units leave their input as it is."""
+    return (
+        f"every one of its {what} leaves the feature map exactly as it was on every image (its residual branch "
+        "outputs zero: e.g. zero-initialised normalisation weights in the branch, as before training)"
+    )
+
+
 def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[Unit], bool], what: str) -> Statistic:
     """Mean over the selected units (``what`` names them) and the resampled images of value(after unit) -
-    value(before unit), over the units whose maps are large enough to measure (before and after). A model with
-    no such unit raises :class:`NotApplicable`: the part is skipped with that reason."""
+    value(before unit), over the units whose maps are large enough to measure (before and after): the mean over
+    the resampled images of each image's mean change over those units (every image has the same units), one value
+    per row of the index matrix. A model with no such unit raises :class:`NotApplicable`: the part is skipped with
+    that reason."""
 
-    def stat(report: UnitReport, idx: np.ndarray) -> float:
+    def stat(report: UnitReport, idx: np.ndarray) -> np.ndarray:
         cols = unit_columns(report, select)
         if not cols:
             raise NotApplicable(f"the model has no {what}")
@@ -46,7 +56,7 @@ def mean_effect(field_name: Literal["high_freq", "variance"], select: Callable[[
                 "high-frequency amplitude (maps under 4x4)" if field_name == "high_freq" else "variance (1x1 maps)"
             )
             raise NotApplicable(f"the maps of its {what} are too small to measure their {measure}")
-        values = values[idx]
-        return float(np.mean(values[:, measured] - values[:, [c - 1 for c in measured]]))
+        per_image = (values[:, measured] - values[:, [c - 1 for c in measured]]).mean(axis=1)
+        return per_image[idx].mean(axis=-1)
 
     return stat

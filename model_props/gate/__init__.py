@@ -1,5 +1,5 @@
 """The release gate: gating claims and non-inferiority tolerances of a candidate against a baseline
-(:mod:`.tolerances`; design Sec. 1).
+(:mod:`.tolerances`; docs/design.md#who-uses-it).
 
 May import: :mod:`model_props.claims` and the layers beneath it.
 """

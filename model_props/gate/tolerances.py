@@ -1,4 +1,4 @@
-"""The release gate: gating claims and non-inferiority tolerances against a baseline (design Sec. 1).
+"""The release gate: gating claims and non-inferiority tolerances against a baseline (docs/design.md#who-uses-it).
 
 The ``[tool.model_props.gate]`` table of the project's pyproject is the single source::
 
@@ -40,13 +40,13 @@ class GateStatistic:
 
     report: str
     sampling: str
-    statistic: Callable[[Any, np.ndarray], float]
+    statistic: Callable[[Any, np.ndarray], np.ndarray]  # (report, (rows, n) index matrix) -> (rows,)
     higher_is_worse: bool
     description: str
 
 
 def _band(frequencies: tuple[float, ...]):
-    return lambda r, i: float(np.mean([r.band_drop(f, i) for f in frequencies]))
+    return lambda r, i: np.mean([r.band_drop(f, i) for f in frequencies], axis=0)
 
 
 def _pgd(eps_255: int):
@@ -157,7 +157,7 @@ def check_tolerance(
     n_boot: int = 2000,
 ) -> GateOutcome:
     """Non-inferiority of ``name`` (candidate - baseline) at ``tolerance``, from the two models' reports."""
-    from ..claims.stats import bootstrap
+    from ..verdicts.stats import bootstrap
 
     spec = GATE_STATISTICS[name]
     n_c, n_b = candidate_report.size(spec.sampling), baseline_report.size(spec.sampling)

@@ -1,4 +1,4 @@
-"""Adversarial robustness with torchattacks (Park & Kim 2022, Sec. 3.4; PAPER.md Sec. 3.9; design Sec. 6).
+"""Adversarial robustness with torchattacks (Park & Kim 2022, Sec. 3.4; docs/papers.md#adversarial-attacks; docs/measurements.md#definitions).
 
 FGSM and PGD (``steps`` steps of size eps/4 from a uniform random start, projected on the L-infinity ball of
 radius eps and on [0, 1]) on [0, 1] inputs; the model's normalisation lives inside it, so torchattacks'
@@ -9,6 +9,7 @@ random starts are seeded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -16,8 +17,12 @@ import torch
 from ..data import Split
 from ..errors import MeasurementError, NotApplicable
 from .fit import batch_predictions, predictions
+from .inputs import MeasureInput
 
-__all__ = ["AttackReport", "attack_report", "check_epsilon"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["AttackReport", "attack_report", "check_epsilon", "attack_kind_report", "attack_test_report"]
 
 
 def check_epsilon(eps: float) -> float:
@@ -46,8 +51,9 @@ class AttackReport:
             raise NotApplicable(f"not attacked at eps {eps * 255:g}/255 in this profile (measured: {measured})")
         return 1 + int(hits[0]) + (len(self.epsilons) if attack == "pgd" else 0)
 
-    def accuracy(self, attack: str | None = None, eps: float | None = None, idx: np.ndarray | None = None) -> float:
-        """Clean accuracy (``attack=None``), or robust accuracy under ``attack`` ('fgsm' | 'pgd') at ``eps``."""
+    def accuracy(self, attack: str | None = None, eps: float | None = None, idx: np.ndarray | None = None) -> Any:
+        """Clean accuracy (``attack=None``), or robust accuracy under ``attack`` ('fgsm' | 'pgd') at ``eps``: on every
+        image, on the images ``idx`` (n,), or per row of an index matrix (rows, n) -> (rows,)."""
         c = self.correct if idx is None else self.correct[idx]
         if attack is None:
             column = 0
@@ -55,9 +61,9 @@ class AttackReport:
             raise TypeError(f"accuracy under attack {attack!r} needs an eps")
         else:
             column = self._column(attack, eps)
-        return float(c[:, column].mean())
+        return c[..., column].mean(axis=-1)
 
-    def drop(self, attack: str, eps: float, idx: np.ndarray | None = None) -> float:
+    def drop(self, attack: str, eps: float, idx: np.ndarray | None = None) -> Any:
         """Accuracy lost to the attack: clean - robust (0-1 scale)."""
         return self.accuracy(None, None, idx) - self.accuracy(attack, eps, idx)
 
@@ -108,3 +114,24 @@ def attack_report(
             correct.append(batch_predictions(model, adv, y, device)[0])
         columns.append(torch.cat(correct).numpy())
     return AttackReport(np.stack(columns, 1), np.array(epsilons, dtype=np.float64))
+
+
+def attack_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return attack_report(
+        inp.model,
+        inp.test,
+        n_images=m.attack_images,
+        epsilons=m.attack_epsilons,
+        pgd_steps=m.pgd_steps,
+        seed=seed,
+        device=device,
+        name=repr(inp.name),
+    )
+
+
+def attack_test_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
+    """FGSM and PGD at the profile's smallest eps only, on every image of the test split (Bai et al.'s comparison,
+    docs/design.md#decision-rules)."""
+    return attack_report(inp.model, inp.test, n_images=len(inp.test), epsilons=(min(m.attack_epsilons),),
+                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name))  # fmt: skip

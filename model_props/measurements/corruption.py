@@ -4,6 +4,7 @@ Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -11,8 +12,12 @@ import torch
 from ..data import Split
 from ..measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
 from .fit import batch_predictions, predictions
+from .inputs import MeasureInput
 
-__all__ = ["CorruptionReport", "corruption_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["CorruptionReport", "corruption_report", "corruption_kind_report"]
 
 
 @dataclass
@@ -27,10 +32,11 @@ class CorruptionReport:
         """Sampling unit: ``images``."""
         return {"images": len(self.correct)}[sampling]
 
-    def mean_accuracy(self, idx: np.ndarray | None = None) -> float:
-        """Mean corruption accuracy over every corruption and severity."""
+    def mean_accuracy(self, idx: np.ndarray | None = None) -> Any:
+        """Mean corruption accuracy over every corruption and severity, on every image, the images ``idx`` (n,), or
+        each row of an index matrix (rows, n) -> (rows,)."""
         c = self.correct if idx is None else self.correct[idx]
-        return float(c[:, 1:].mean())
+        return c[..., 1:].mean(axis=(-2, -1))
 
     def accuracy(self, name: str, severity: int | None = None) -> float:
         i = self.names.index(name)
@@ -67,3 +73,8 @@ def corruption_report(
             correct.append(torch.cat(cols_c).numpy())
             nll.append(torch.cat(cols_n).double().numpy())
     return CorruptionReport(np.stack(correct, 1), np.stack(nll, 1), tuple(CORRUPTIONS))
+
+
+def corruption_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> CorruptionReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return corruption_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)

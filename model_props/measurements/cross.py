@@ -1,4 +1,4 @@
-"""Cross-model similarity of two models' units on the same images (Raghu et al. 2021, Fig. 1-2; design Sec. 6).
+"""Cross-model similarity of two models' units on the same images (Raghu et al. 2021, Fig. 1-2; docs/measurements.md#definitions).
 
 :func:`measure_cross_cka` runs the same seeded sample of test images through both models, batch by batch, and
 accumulates minibatch CKA between every unit of one and every unit of the other
@@ -11,6 +11,7 @@ same size; their maps may differ in size and channels (CKA compares Gram matrice
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,8 +21,12 @@ from ..anatomy.model import Anatomy
 from ..data import Split
 from ..errors import NotApplicable
 from ..measures.cross_cka import CrossMinibatchCKA
+from .inputs import MeasureInput
 
-__all__ = ["CrossReport", "PairReports", "measure_cross_cka"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["CrossReport", "PairReports", "measure_cross_cka", "cross_report"]
 
 
 @dataclass
@@ -93,3 +98,9 @@ def measure_cross_cka(
         states_b = capture(model_b, anat_b, x, branches=False).states
         cka.update([states_a[u.name].cpu() for u in units_a], [states_b[u.name].cpu() for u in units_b])
     return CrossReport(np.array([u.depth for u in units_a]), np.array([u.depth for u in units_b]), cka)
+
+
+def cross_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, other: MeasureInput) -> CrossReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return measure_cross_cka(inp.model, inp.anatomy, other.model, other.anatomy, inp.test, n_images=m.n_images,
+                             batch_size=m.batch_size, seed=seed, device=device)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Fit: how well a model fits its test and training data (Park & Kim 2022, Fig. 1b; PAPER.md Sec. 3.8).
+"""Fit: how well a model fits its test and training data (Park & Kim 2022, Fig. 1b; docs/papers.md#accuracy-and-calibration).
 
 Per test image: correctness, NLL and max-softmax confidence (for accuracy, test error, NLL and ECE); per
 image of a fixed subset of the model's own training split, without augmentation: NLL and correctness (the
@@ -8,6 +8,7 @@ training NLL that tells underfitting from overfitting). Images are the sampling 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -16,8 +17,12 @@ import torch.nn.functional as F
 from ..data import Split
 from ..measures.calibration import expected_calibration_error
 from ..zoo.registry import check_finite
+from .inputs import MeasureInput
 
-__all__ = ["FitReport", "fit_report", "predictions", "batch_predictions"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["FitReport", "fit_report", "predictions", "batch_predictions", "fit_kind_report"]
 
 
 @dataclass
@@ -41,18 +46,19 @@ class FitReport:
             **{k: arrays[k] for k in ("test_correct", "test_nll", "test_confidence", "train_correct", "train_nll")}
         )
 
-    def accuracy(self, idx: np.ndarray | None = None) -> float:
-        return float(self.test_correct[_all(idx)].mean())
+    # Each statistic is over every image, the images ``idx`` (n,), or each row of an index matrix (rows, n).
+    def accuracy(self, idx: np.ndarray | None = None) -> Any:
+        return self.test_correct[_all(idx)].mean(axis=-1)
 
-    def nll(self, idx: np.ndarray | None = None) -> float:
-        return float(self.test_nll[_all(idx)].mean())
+    def nll(self, idx: np.ndarray | None = None) -> Any:
+        return self.test_nll[_all(idx)].mean(axis=-1)
 
-    def ece(self, idx: np.ndarray | None = None) -> float:
+    def ece(self, idx: np.ndarray | None = None) -> Any:
         rows = _all(idx)
         return expected_calibration_error(self.test_confidence[rows], self.test_correct[rows])
 
-    def train_nll_mean(self, idx: np.ndarray | None = None) -> float:
-        return float(self.train_nll[_all(idx)].mean())
+    def train_nll_mean(self, idx: np.ndarray | None = None) -> Any:
+        return self.train_nll[_all(idx)].mean(axis=-1)
 
 
 def _all(idx: np.ndarray | None) -> np.ndarray | slice:
@@ -95,3 +101,8 @@ def fit_report(
     tc, tn, tconf = predictions(model, test, test_idx, device=device)
     rc, rn, _ = predictions(model, train, train_idx, device=device)
     return FitReport(tc, tn, tconf, rc, rn)
+
+
+def fit_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> FitReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return fit_report(inp.model, inp.test, inp.train, n_images=m.fit_images, seed=seed, device=device)

@@ -1,4 +1,4 @@
-"""Unit lesions (Park & Kim 2022, App. D, Fig. 10 / poster Fig. 7; PAPER.md Sec. 3.7; design Sec. 6).
+"""Unit lesions (Park & Kim 2022, App. D, Fig. 10 / poster Fig. 7; docs/papers.md#lesion-study; docs/measurements.md#definitions).
 
 Lesioning a residual unit removes its branch: the branch output ``f(x)`` is replaced by zeros through a
 forward hook on the unit's branch tap, so the unit computes ``x + 0``, the identity (for ResNet's
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -21,8 +22,12 @@ from ..anatomy.taps import resolve_module
 from ..data import Split
 from ..errors import MeasurementError, choices
 from .fit import predictions
+from .inputs import MeasureInput
 
-__all__ = ["removable_units", "key_units", "lesioned", "LesionReport", "lesion_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["removable_units", "key_units", "lesioned", "LesionReport", "lesion_report", "lesion_kind_report"]
 
 
 def removable_units(anat: Anatomy) -> tuple[Unit, ...]:
@@ -79,9 +84,10 @@ class LesionReport:
         return {"images": len(self.correct)}[sampling]
 
     def drops(self, idx: np.ndarray | None = None) -> np.ndarray:
-        """(L,) accuracy drop per lesioned unit (0-1 scale)."""
+        """(L,) accuracy drop per lesioned unit (0-1 scale), over every image or the images ``idx`` (n,); (rows, L)
+        for an index matrix (rows, n)."""
         c = (self.correct if idx is None else self.correct[idx]).astype(np.float64)
-        return c[:, :1].mean(axis=0) - c[:, 1:].mean(axis=0)
+        return c[..., :1].mean(axis=-2) - c[..., 1:].mean(axis=-2)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {
@@ -129,3 +135,8 @@ def lesion_report(
         np.array([u.stage for u in units]),
         np.array([u.depth for u in units]),
     )
+
+
+def lesion_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> LesionReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -12,8 +13,12 @@ from ..data import Split
 from ..errors import NotApplicable
 from ..measures.noise import FREQUENCIES, NOISE_RMS, band_noise
 from .fit import batch_predictions, predictions
+from .inputs import MeasureInput
 
-__all__ = ["NoiseReport", "noise_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["NoiseReport", "noise_report", "noise_kind_report"]
 
 
 @dataclass
@@ -27,12 +32,13 @@ class NoiseReport:
         """Sampling unit: ``images``."""
         return {"images": len(self.correct)}[sampling]
 
-    def drop(self, column: int, idx: np.ndarray | None = None) -> float:
-        """Accuracy drop (points of accuracy, 0-1 scale) of a condition: clean - noisy."""
+    def drop(self, column: int, idx: np.ndarray | None = None) -> Any:
+        """Accuracy drop (points of accuracy, 0-1 scale) of a condition: clean - noisy, over every image, the images
+        ``idx`` (n,), or each row of an index matrix (rows, n) -> (rows,)."""
         c = self.correct if idx is None else self.correct[idx]
-        return float(c[:, 0].mean() - c[:, column].mean())
+        return c[..., 0].mean(axis=-1) - c[..., column].mean(axis=-1)
 
-    def band_drop(self, frequency: float, idx: np.ndarray | None = None) -> float:
+    def band_drop(self, frequency: float, idx: np.ndarray | None = None) -> Any:
         hits = np.flatnonzero(np.isclose(self.frequencies, frequency))
         if not hits.size:
             raise NotApplicable(
@@ -73,3 +79,8 @@ def noise_report(
             correct.append(batch_predictions(model, x, y, device)[0])
         columns.append(torch.cat(correct).numpy())
     return NoiseReport(np.stack(columns, axis=1), np.array(frequencies, dtype=np.float64))
+
+
+def noise_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> NoiseReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return noise_report(inp.model, inp.test, n_images=m.noise_images, seed=seed, device=device)

@@ -1,5 +1,5 @@
 """The occlusion report: correctness on clean and randomly occluded test images (Naseer et al. 2021, Sec. 3.1;
-design Sec. 7, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
+docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
 
 The images are a seeded sample of ``corruption_images`` test images (occlusion is read as one more corruption
 of the inputs), the masks are seeded by the measurement seed alone and the fill is the per-channel mean of the
@@ -10,6 +10,7 @@ The relative drop ``(clean - occluded) / (clean - chance)`` does not favour a mo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -17,8 +18,12 @@ import torch
 from ..data import Split
 from ..measures.occlusion import occlude, occlusion_masks
 from .fit import batch_predictions
+from .inputs import MeasureInput
 
-__all__ = ["OcclusionReport", "occlusion_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["OcclusionReport", "occlusion_report", "occlusion_kind_report"]
 
 
 @dataclass
@@ -33,12 +38,14 @@ class OcclusionReport:
         """Sampling unit: ``images``."""
         return {"images": len(self.clean_correct)}[sampling]
 
-    def relative_drop(self, idx: np.ndarray | None = None) -> float:
-        """(clean accuracy - occluded accuracy) / (clean accuracy - chance); NaN at or below chance."""
+    def relative_drop(self, idx: np.ndarray | None = None) -> Any:
+        """(clean accuracy - occluded accuracy) / (clean accuracy - chance); NaN at or below chance. Over every
+        image, the images ``idx`` (n,), or each row of an index matrix (rows, n) -> (rows,)."""
         rows = slice(None) if idx is None else idx
-        clean, occluded = self.clean_correct[rows].mean(), self.occluded_correct[rows].mean()
+        clean, occluded = self.clean_correct[rows].mean(axis=-1), self.occluded_correct[rows].mean(axis=-1)
         headroom = clean - 1.0 / self.num_classes
-        return float((clean - occluded) / headroom) if headroom > 0 else float("nan")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(headroom > 0, (clean - occluded) / np.where(headroom > 0, headroom, 1.0), np.nan)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"clean_correct": self.clean_correct, "occluded_correct": self.occluded_correct,
@@ -66,3 +73,8 @@ def occlusion_report(
         occluded.append(batch_predictions(model, occlude(x, masks[start : start + batch_size], fill), y, device)[0])
     num_classes = int(model(test.batch(index[:1])[0].to(device)).shape[-1])
     return OcclusionReport(torch.cat(clean).numpy(), torch.cat(occluded).numpy(), num_classes)
+
+
+def occlusion_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> OcclusionReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return occlusion_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)

@@ -1,5 +1,5 @@
 """Position-embedding report: how a model's learned position embedding lays out the token grid (Dosovitskiy
-et al. 2021, Sec. 4.5, Fig. 7 centre; design Sec. 7, claim 28).
+et al. 2021, Sec. 4.5, Fig. 7 centre; docs/design.md#decision-rules, claim 28).
 
 The embedding is the model's parameter named like timm's and torchvision's (``pos_embed``,
 ``pos_embedding``, ``position_embedding(s)``, ``absolute_pos_embed``): ``(1, tokens, C)`` with the prefix
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -23,8 +24,19 @@ from ..anatomy.model import Anatomy
 from ..errors import NotApplicable
 from ..measures.position import cosine_similarity, near_far_contrast
 from ..zoo.wrapper import unwrap
+from .inputs import MeasureInput
 
-__all__ = ["EMBEDDING_NAMES", "PositionReport", "embedding_parameter", "position_embedding", "position_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = [
+    "EMBEDDING_NAMES",
+    "PositionReport",
+    "embedding_parameter",
+    "position_embedding",
+    "position_report",
+    "position_kind_report",
+]
 
 EMBEDDING_NAMES = ("pos_embed", "pos_embedding", "position_embedding", "position_embeddings", "absolute_pos_embed")
 
@@ -87,3 +99,8 @@ def position_report(model: torch.nn.Module, anat: Anatomy, *, seed: int = 0) -> 
     _, random_contrast = near_far_contrast(random, h, w)
     return PositionReport(queries, contrast, random_contrast, cosine_similarity(embedding).astype(np.float32),
                           np.array([h, w]))  # fmt: skip
+
+
+def position_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> PositionReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return position_report(inp.model, inp.anatomy, seed=seed)

@@ -1,5 +1,5 @@
 """The location-probe report: per spatial unit, how well a linear probe reads each token's grid position from
-its representation (Raghu et al. 2021, Sec. 6; design Sec. 7, claim 24).
+its representation (Raghu et al. 2021, Sec. 6; docs/design.md#decision-rules, claim 24).
 
 The images are the seeded sample of ``n_images`` test images that :func:`~.units.measure_units` draws (the same
 permutation of the split), in mini-batches of ``batch_size``. The first half of the sample fits one
@@ -12,6 +12,7 @@ are a single token (no grid to place a token on) and models with no spatial toke
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -21,8 +22,12 @@ from ..anatomy.model import Anatomy
 from ..data import Split
 from ..errors import NotApplicable
 from ..measures.location import ProbeFit, image_accuracy, tokens_and_positions
+from .inputs import MeasureInput
 
-__all__ = ["ProbeReport", "probe_report"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["ProbeReport", "probe_report", "probe_kind_report"]
 
 
 @dataclass
@@ -88,3 +93,9 @@ def probe_report(
         np.array([sides[i] for i in keep]),
         np.stack([np.concatenate(scored[i]) for i in keep]).astype(np.float32),
     )
+
+
+def probe_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> ProbeReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return probe_report(inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed,
+                        device=device)  # fmt: skip

@@ -41,23 +41,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..anatomy.model import Anatomy
 from ..cache import source_hash
-from ..data import Split
 from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
-from .attack import AttackReport, attack_report
+from .attack import AttackReport, attack_kind_report, attack_test_report
 from .cache import load_report, report_entry, save_report
-from .corruption import CorruptionReport, corruption_report
-from .cross import CrossReport, measure_cross_cka
-from .fit import FitReport, fit_report
-from .lesion import LesionReport, lesion_report
-from .noise import NoiseReport, noise_report
-from .occlusion import OcclusionReport, occlusion_report
-from .position import PositionReport, position_report
-from .probe import ProbeReport, probe_report
-from .spectrum import SpectrumReport, TrainingLoss, hessian_spectrum
-from .units import UnitReport, measure_units
+from .corruption import CorruptionReport, corruption_kind_report
+from .cross import CrossReport, cross_report
+from .fit import FitReport, fit_kind_report
+from .inputs import MeasureInput
+from .lesion import LesionReport, lesion_kind_report
+from .noise import NoiseReport, noise_kind_report
+from .occlusion import OcclusionReport, occlusion_kind_report
+from .position import PositionReport, position_kind_report
+from .probe import ProbeReport, probe_kind_report
+from .spectrum import SpectrumReport, spectrum_report
+from .units import UnitReport, units_report
 
 __all__ = [
     "ReportKind",
@@ -89,24 +88,6 @@ MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
 
 
-@dataclass(frozen=True)
-class MeasureInput:
-    """Everything a measurement reads about one model."""
-
-    name: str
-    model: Any  # a Classifier in eval mode
-    anatomy: Anatomy
-    identity: str | None  # checkpoint sha256 (+ "+mutation"); None: not cacheable
-    test: Split
-    train: Split  # the model's own training split (for the Hessian batches and the training NLL)
-    loss: TrainingLoss
-    dataset: str
-
-    @property
-    def is_mutant(self) -> bool:
-        return self.identity is not None and "+" in self.identity
-
-
 Compute = Callable[..., Any]  # (input, settings, seed, device) -> report; a pair kind also takes the other input
 
 
@@ -121,101 +102,28 @@ class Kind:
     pair: bool = False  # measured on two models (``measure(..., other=...)``)
 
 
-def _units(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> UnitReport:
-    return measure_units(
-        inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed, device=device
-    )
-
-
-def _spectrum(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> SpectrumReport:
-    return hessian_spectrum(
-        inp.model,
-        inp.train,
-        inp.loss,
-        n_batches=m.hessian_batches,
-        batch_size=m.hessian_batch_size,
-        k=m.hessian_top_k,
-        tol=m.hessian_tol,
-        seed=seed,
-        device=device,
-        name=repr(inp.name),
-    )
-
-
-def _fit(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> FitReport:
-    return fit_report(inp.model, inp.test, inp.train, n_images=m.fit_images, seed=seed, device=device)
-
-
-def _noise(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> NoiseReport:
-    return noise_report(inp.model, inp.test, n_images=m.noise_images, seed=seed, device=device)
-
-
-def _corruption(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> CorruptionReport:
-    return corruption_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
-
-
-def _attack(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
-    return attack_report(
-        inp.model,
-        inp.test,
-        n_images=m.attack_images,
-        epsilons=m.attack_epsilons,
-        pgd_steps=m.pgd_steps,
-        seed=seed,
-        device=device,
-        name=repr(inp.name),
-    )
-
-
-def _attack_test(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
-    """FGSM and PGD at the profile's smallest eps only, on every image of the test split (Bai et al.'s comparison,
-    design Sec. 7)."""
-    return attack_report(inp.model, inp.test, n_images=len(inp.test), epsilons=(min(m.attack_epsilons),),
-                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name))  # fmt: skip
-
-
-def _cross(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, other: MeasureInput) -> CrossReport:
-    return measure_cross_cka(inp.model, inp.anatomy, other.model, other.anatomy, inp.test, n_images=m.n_images,
-                             batch_size=m.batch_size, seed=seed, device=device)  # fmt: skip
-
-
-def _lesion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> LesionReport:
-    return lesion_report(inp.model, inp.anatomy, inp.test, n_images=m.lesion_images, seed=seed, device=device)
-
-
-def _position(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> PositionReport:
-    return position_report(inp.model, inp.anatomy, seed=seed)
-
-
-def _occlusion(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> OcclusionReport:
-    return occlusion_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
-
-
-def _probe(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> ProbeReport:
-    return probe_report(inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed,
-                        device=device)  # fmt: skip
-
-
 _M = "model_props.measurements."
 REPORT_KINDS: dict[str, Kind] = {
-    "units": Kind(_units, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
+    "units": Kind(units_report, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
     "spectrum": Kind(
-        _spectrum,
+        spectrum_report,
         SpectrumReport,
         _M + "spectrum",
         ("hessian_batches", "hessian_batch_size", "hessian_top_k", "hessian_tol"),
         uses_loss=True,
     ),
-    "fit": Kind(_fit, FitReport, _M + "fit", ("fit_images",)),
-    "noise": Kind(_noise, NoiseReport, _M + "noise", ("noise_images",)),
-    "corruption": Kind(_corruption, CorruptionReport, _M + "corruption", ("corruption_images",)),
-    "attack": Kind(_attack, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")),
-    "attack_test": Kind(_attack_test, AttackReport, _M + "attack", ("attack_epsilons_255", "pgd_steps")),
-    "lesion": Kind(_lesion, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
-    "position": Kind(_position, PositionReport, _M + "position", (), reads_anatomy=True),
-    "occlusion": Kind(_occlusion, OcclusionReport, _M + "occlusion", ("corruption_images",)),
-    "cross": Kind(_cross, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
-    "probe": Kind(_probe, ProbeReport, _M + "probe", ("n_images", "batch_size"), reads_anatomy=True),
+    "fit": Kind(fit_kind_report, FitReport, _M + "fit", ("fit_images",)),
+    "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",)),
+    "corruption": Kind(corruption_kind_report, CorruptionReport, _M + "corruption", ("corruption_images",)),
+    "attack": Kind(
+        attack_kind_report, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")
+    ),
+    "attack_test": Kind(attack_test_report, AttackReport, _M + "attack", ("attack_epsilons_255", "pgd_steps")),
+    "lesion": Kind(lesion_kind_report, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
+    "position": Kind(position_kind_report, PositionReport, _M + "position", (), reads_anatomy=True),
+    "occlusion": Kind(occlusion_kind_report, OcclusionReport, _M + "occlusion", ("corruption_images",)),
+    "cross": Kind(cross_report, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
+    "probe": Kind(probe_kind_report, ProbeReport, _M + "probe", ("n_images", "batch_size"), reads_anatomy=True),
 }
 
 

@@ -1,4 +1,4 @@
-"""The Hessian spectrum protocol (Park & Kim 2022, Sec. 3.3 / Fig. 4; PAPER.md Sec. 3.3; design Sec. 6).
+"""The Hessian spectrum protocol (Park & Kim 2022, Sec. 3.3 / Fig. 4; docs/papers.md#hessian-spectra; docs/measurements.md#definitions).
 
 For ``n_batches`` training mini-batches of ``batch_size`` images, drawn without replacement by a seeded
 permutation of the model's own training split and augmented as its recipe trains (crop/flip, mixup/cutmix
@@ -8,14 +8,14 @@ training set; we pool those of ``n_batches`` batches and bootstrap over batches 
 
     NEP = #{lambda < 0} / #lambda            APE = mean{lambda | lambda > 0}
 
-(the negative-eigenvalue proportion and the average positive eigenvalue; PAPER.md Sec. 3.3).
+(the negative-eigenvalue proportion and the average positive eigenvalue; docs/papers.md#hessian-spectra).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
@@ -24,26 +24,12 @@ from ..data import Split
 from ..data.augment import crop_flip
 from ..errors import MeasurementError
 from ..measures.hessian import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
+from .inputs import MeasureInput, TrainingLoss
 
-__all__ = ["TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
 
-
-@dataclass(frozen=True)
-class TrainingLoss:
-    """The loss a model was trained on, as the Hessian reads it (from its recipe)."""
-
-    augment: tuple[str, ...] = ("crop", "flip")
-    label_smoothing: float = 0.0
-    weight_decay: float = 0.0
-    mixup_alpha: float = 1.0
-    cutmix_alpha: float = 0.8
-    shift: float = 0.0  # an extra shift/2 ||theta||^2 term: every eigenvalue moves by +shift (mutants only)
-
-    @classmethod
-    def of(cls, recipe: Any) -> TrainingLoss:
-        return cls(
-            tuple(recipe.augment), recipe.label_smoothing, recipe.weight_decay, recipe.mixup_alpha, recipe.cutmix_alpha
-        )
+__all__ = ["TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report"]
 
 
 @dataclass
@@ -80,7 +66,12 @@ class SpectrumReport:
         )
 
     def pooled(self, batches: np.ndarray | None = None) -> np.ndarray:
-        return (self.eigenvalues if batches is None else self.eigenvalues[batches]).ravel()
+        """The top eigenvalues of every batch, or of the batches ``batches`` (n,), pooled into one array; (rows,
+        n x k) for an index matrix of batches (rows, n)."""
+        if batches is None:
+            return self.eigenvalues.ravel()
+        chosen = self.eigenvalues[batches]
+        return chosen.reshape(*chosen.shape[:-2], -1)
 
 
 def spectrum_batches(
@@ -159,3 +150,19 @@ def hessian_spectrum(
         hvps.append(result.hvps)
         converged.append(result.converged)
     return SpectrumReport(np.array(eigen), np.array(hvps), np.array(converged), np.array(seconds), batch_size)
+
+
+def spectrum_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> SpectrumReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return hessian_spectrum(
+        inp.model,
+        inp.train,
+        inp.loss,
+        n_batches=m.hessian_batches,
+        batch_size=m.hessian_batch_size,
+        k=m.hessian_top_k,
+        tol=m.hessian_tol,
+        seed=seed,
+        device=device,
+        name=repr(inp.name),
+    )

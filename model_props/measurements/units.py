@@ -1,4 +1,4 @@
-"""Every unit-level measurement of a model, from one forward pass per batch (design Sec. 4).
+"""Every unit-level measurement of a model, from one forward pass per batch (docs/design.md#anatomy).
 
 :func:`measure_units` runs a seeded sample of images through the model in mini-batches, captures every
 unit's state, branch, skip and (global) attention weights once per batch, and feeds the Fourier, variance,
@@ -9,6 +9,7 @@ mini-batches are the unit for CKA).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -21,8 +22,12 @@ from ..measures.cka import MinibatchCKA
 from ..measures.fourier import high_frequency
 from ..measures.skip import skip_norm_ratio
 from ..measures.variance import feature_variance
+from .inputs import MeasureInput
 
-__all__ = ["UnitReport", "measure_units", "MIN_FOURIER_SIDE"]
+if TYPE_CHECKING:
+    from ..training.recipes import MeasurementSettings
+
+__all__ = ["UnitReport", "measure_units", "MIN_FOURIER_SIDE", "units_report"]
 
 # A map smaller than 4x4 has no diagonal frequency between DC and its corner (patch 16 at 32 px gives 2x2):
 # its high-frequency value is not measured (NaN), nor is the variance of a 1x1 map.
@@ -136,4 +141,11 @@ def measure_units(
         skip_ratio_cls=torch.cat(ratio_cls).numpy().astype(np.float64),
         cka=cka,
         attention={k: np.concatenate(v) for k, v in attention.items()},
+    )
+
+
+def units_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> UnitReport:
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+    return measure_units(
+        inp.model, inp.anatomy, inp.test, n_images=m.n_images, batch_size=m.batch_size, seed=seed, device=device
     )

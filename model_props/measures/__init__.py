@@ -1,4 +1,4 @@
-"""Measures: pure functions on tensors and arrays, plus small accumulators (design Sec. 6).
+"""Measures: pure functions on tensors and arrays, plus small accumulators (docs/measurements.md#definitions).
 
 Owns the Fourier Δlog-amplitude, feature-map variance, skip norm ratio, minibatch CKA, attention distance,
 calibration error, Hessian eigen-solvers and spectrum statistics, band-limited noise and common

@@ -1,4 +1,4 @@
-"""Attention mean distance (Raghu et al. 2021, Fig. 3/4; Dosovitskiy et al. 2021, Fig. 7; design Sec. 6).
+"""Attention mean distance (Raghu et al. 2021, Fig. 3/4; Dosovitskiy et al. 2021, Fig. 7; docs/measurements.md#definitions).
 
 For each head: sum_j a_ij * d(i, j), the attention-weighted distance in input pixels between the centres
 of query patch i and key patch j, averaged over queries and images. Prefix (CLS) tokens are excluded as

@@ -1,5 +1,5 @@
 """Minibatch linear CKA with the unbiased HSIC estimator (Nguyen, Raghu & Kornblith 2021; Raghu et al.
-2021; Park & Kim 2022, App. D.3; design Sec. 6).
+2021; Park & Kim 2022, App. D.3; docs/measurements.md#definitions).
 
 For a mini-batch of n examples, each unit's features X (n, p) give a Gram matrix K = X X^T. With K~ equal
 to K with its diagonal set to zero, the unbiased HSIC estimator (Song et al. 2012) is
@@ -17,14 +17,11 @@ and minibatch CKA over batches k is a ratio of sums:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
-if TYPE_CHECKING:
-    import numpy as np
-
-__all__ = ["gram", "hsic_matrix", "cka_from_hsic", "MinibatchCKA"]
+__all__ = ["gram", "hsic_matrix", "cka_from_hsic", "resampled_sum", "MinibatchCKA"]
 
 
 def gram(features: torch.Tensor) -> torch.Tensor:
@@ -48,9 +45,23 @@ def hsic_matrix(grams: torch.Tensor) -> torch.Tensor:
 
 
 def cka_from_hsic(hsic: torch.Tensor) -> torch.Tensor:
-    """(U, U) summed HSIC -> (U, U) CKA: hsic_ab / sqrt(hsic_aa hsic_bb)."""
-    diag = hsic.diagonal().clamp_min(1e-30)
-    return hsic / torch.sqrt(torch.outer(diag, diag))
+    """(..., U, U) summed HSIC -> (..., U, U) CKA: hsic_ab / sqrt(hsic_aa hsic_bb)."""
+    diag = hsic.diagonal(dim1=-2, dim2=-1).clamp_min(1e-30)
+    return hsic / torch.sqrt(diag[..., :, None] * diag[..., None, :])
+
+
+def resampled_sum(per_batch: torch.Tensor, batches: torch.Tensor | np.ndarray | None) -> torch.Tensor:
+    """The sum over batches of ``per_batch`` (B, ...): over every batch, the batches ``batches`` (n,), or each row of
+    an index matrix (rows, n) -> (rows, ...), as (rows, B) counts of each batch times the stacked values (no
+    (rows, n, ...) copy)."""
+    if batches is None:
+        return per_batch.sum(dim=0)
+    idx = torch.as_tensor(np.asarray(batches), dtype=torch.long)
+    rows = idx.reshape(-1, idx.shape[-1])
+    counts = torch.zeros(len(rows), len(per_batch), dtype=per_batch.dtype)
+    counts.scatter_add_(1, rows, torch.ones_like(rows, dtype=per_batch.dtype))
+    summed = (counts @ per_batch.reshape(len(per_batch), -1)).reshape(len(rows), *per_batch.shape[1:])
+    return summed[0] if idx.ndim == 1 else summed
 
 
 class MinibatchCKA:
@@ -64,7 +75,6 @@ class MinibatchCKA:
         self.per_batch.append(hsic_matrix(torch.stack([gram(f) for f in features])))
 
     def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
-        """CKA (U, U) from all batches, or from the given batch indices (e.g. a bootstrap resample)."""
-        stacked = torch.stack(self.per_batch)
-        chosen = stacked if batches is None else stacked[batches]
-        return cka_from_hsic(chosen.sum(dim=0))
+        """CKA (U, U) from all batches, or from the given batch indices (a bootstrap resample); (rows, U, U) from an
+        index matrix (rows, n) of resamples."""
+        return cka_from_hsic(resampled_sum(torch.stack(self.per_batch), batches))

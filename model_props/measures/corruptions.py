@@ -1,5 +1,5 @@
 """Common corruptions generated in torch at 5 severities (CIFAR-10-C style; Hendrycks & Dietterich 2019;
-Park & Kim 2022, Fig. 12c; PAPER.md Sec. 3.6).
+Park & Kim 2022, Fig. 12c; docs/papers.md#corruptions).
 
 Severities follow the CIFAR-10-C parameters where the corruption is the same; images stay in [0, 1].
 

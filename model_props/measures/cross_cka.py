@@ -1,5 +1,5 @@
 """Cross-model minibatch CKA: every unit of one model against every unit of another, on the same images (Raghu
-et al. 2021, Fig. 1-2; Nguyen, Raghu & Kornblith 2021; design Sec. 6).
+et al. 2021, Fig. 1-2; Nguyen, Raghu & Kornblith 2021; docs/measurements.md#definitions).
 
 The estimator is :mod:`.cka`'s (:func:`~.cka.hsic_matrix` over both models' Gram matrices at once), with the two
 Gram matrices taken from two models: for a batch of n images,
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .cka import gram, hsic_matrix
+from .cka import gram, hsic_matrix, resampled_sum
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,9 +59,9 @@ class CrossMinibatchCKA:
         self.own_b.append(own_b)
 
     def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
-        """CKA (Ua, Ub) from all batches, or from the given batch indices (e.g. a bootstrap resample)."""
-        pick = slice(None) if batches is None else torch.as_tensor(batches)
-        cross = torch.stack(self.cross)[pick].sum(dim=0)
-        own_a = torch.stack(self.own_a)[pick].sum(dim=0).clamp_min(1e-30)
-        own_b = torch.stack(self.own_b)[pick].sum(dim=0).clamp_min(1e-30)
-        return cross / torch.sqrt(torch.outer(own_a, own_b))
+        """CKA (Ua, Ub) from all batches, or from the given batch indices (a bootstrap resample); (rows, Ua, Ub) from
+        an index matrix (rows, n) of resamples."""
+        cross = resampled_sum(torch.stack(self.cross), batches)
+        own_a = resampled_sum(torch.stack(self.own_a), batches).clamp_min(1e-30)
+        own_b = resampled_sum(torch.stack(self.own_b), batches).clamp_min(1e-30)
+        return cross / torch.sqrt(own_a[..., :, None] * own_b[..., None, :])

@@ -1,4 +1,4 @@
-"""Fourier Δlog-amplitude of feature maps (Park & Kim 2022, Fig. 2a and Fig. 8; design Sec. 6).
+"""Fourier Δlog-amplitude of feature maps (Park & Kim 2022, Fig. 2a and Fig. 8; docs/measurements.md#definitions).
 
 For a map (B, C, h, w): 2-D FFT over (h, w) per sample and channel, ``log(|F| + 1e-6)``, DC shifted to the
 centre (index h // 2), mean over channels, the diagonal from the centre to the corner, minus its DC value:

@@ -218,22 +218,28 @@ def dense_hessian(hvp: HVP, dim: int, dtype: torch.dtype = torch.float64) -> tor
     return torch.stack([hvp(eye[i]) for i in range(dim)])
 
 
-def nep(eigenvalues: np.ndarray) -> float:
-    """Negative eigenvalue proportion: the fraction of the pooled eigenvalues below zero."""
-    return float(np.mean(eigenvalues < 0))
+def _mean_where(values: np.ndarray, where: np.ndarray) -> Any:
+    """The mean of ``values`` over the last axis where ``where`` holds; NaN where it holds nowhere."""
+    count = where.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(count > 0, np.where(where, values, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
 
 
-def ape(eigenvalues: np.ndarray) -> float:
+def nep(eigenvalues: np.ndarray) -> Any:
+    """Negative eigenvalue proportion: the fraction of the pooled eigenvalues below zero (over the last axis: one
+    value per row of a (rows, pooled) array)."""
+    return np.mean(eigenvalues < 0, axis=-1)
+
+
+def ape(eigenvalues: np.ndarray) -> Any:
     """Average positive eigenvalue: the mean of the pooled eigenvalues above zero; undefined (NaN) if none is."""
-    positive = eigenvalues[eigenvalues > 0]
-    return float(positive.mean()) if positive.size else float("nan")
+    return _mean_where(eigenvalues, eigenvalues > 0)
 
 
-def negative_magnitude(eigenvalues: np.ndarray) -> float:
+def negative_magnitude(eigenvalues: np.ndarray) -> Any:
     """Mean |lambda| of the pooled negative eigenvalues; undefined (NaN) if none is negative (0 would read as
     "no negative curvature at all", a smaller magnitude than any model that has some)."""
-    negative = eigenvalues[eigenvalues < 0]
-    return float(-negative.mean()) if negative.size else float("nan")
+    return -_mean_where(eigenvalues, eigenvalues < 0)
 
 
 def trainable_size(model: nn.Module) -> int:

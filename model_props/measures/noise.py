@@ -1,4 +1,4 @@
-"""Band-limited noise (Park & Kim 2022, Fig. 2b; PAPER.md Sec. 3.5; design Sec. 6).
+"""Band-limited noise (Park & Kim 2022, Fig. 2b; docs/papers.md#frequency-band-noise; docs/measurements.md#definitions).
 
 A Gaussian perturbation per image is filtered in the 2-D Fourier domain to a square ring around frequency
 ``f``: the frequencies whose L-infinity radius ``max(|w_x|, |w_y|)`` (with ``w = 2 pi k / size`` after
@@ -9,7 +9,7 @@ noise, and added to the [0, 1] input (not clipped, so that the norm is exact).
 We use an RMS of 0.05 per pixel on the [0, 1] scale (L2 = 0.05 sqrt(3 H W), 2.77 at 32 px), between the
 Gaussian-noise severities 1 and 2 of CIFAR-10-C (sigma 0.04 and 0.06): a mild corruption, in the range
 corruption benchmarks measure. The authors' own snippet uses sign noise of 0.7 on normalised ImageNet
-inputs without rescaling per band (PAPER.md Sec. 3.5), which at 32 px would drown the image.
+inputs without rescaling per band (docs/papers.md#frequency-band-noise), which at 32 px would drown the image.
 """
 
 from __future__ import annotations

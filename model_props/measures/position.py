@@ -7,7 +7,7 @@ embeddings, the cosine similarity ``cos(e_p, e_q)`` is read against the Chebyshe
 
     contrast(q) = mean_{p: d(p, q) = 1} cos(e_p, e_q) - mean_{p: d(p, q) >= far} cos(e_p, e_q),
 
-with ``far = max(2, max(h, w) / 2)`` (design Sec. 7, claim 28). A query with no position at distance ``far``
+with ``far = max(2, max(h, w) / 2)`` (docs/design.md#decision-rules, claim 28). A query with no position at distance ``far``
 or more (the centre of an odd grid) has no contrast and is left out. A grid-aware embedding has a positive
 contrast; an embedding that ignores the grid (i.i.d. random vectors) has a contrast near 0.
 """

@@ -1,4 +1,4 @@
-"""Skip-connection norm ratio ||x|| / ||f(x)|| (Raghu et al. 2021, Sec. 5 / Fig. 10; design Sec. 6).
+"""Skip-connection norm ratio ||x|| / ||f(x)|| (Raghu et al. 2021, Sec. 5 / Fig. 10; docs/measurements.md#definitions).
 
 For a residual unit computing x + f(x): the ratio of the norm of the skip input x to the norm of the
 branch output f(x), per image. Spatial positions and channels are pooled into one norm per image; the

@@ -1,4 +1,4 @@
-"""Feature-map variance (Park & Kim 2022, Fig. 9; design Sec. 6).
+"""Feature-map variance (Park & Kim 2022, Fig. 9; docs/measurements.md#definitions).
 
 For a map (B, C, h, w): the unbiased variance over the spatial positions (h, w) per sample and channel
 (``torch.var``, N - 1, as in the authors' notebook), then the mean over channels: one value per image.

@@ -18,8 +18,24 @@ Modules: :mod:`.options` (generated from :mod:`model_props.session.options`), :m
 it, but only inside hooks and fixtures where the import is heavy.
 """
 
-from .fixtures import check_claim, dataset, gate_check, model_store, model_under_test, reference_model, reproduction
-from .hooks import MARKERS, pytest_collection_finish, pytest_configure, pytest_generate_tests
+from .fixtures import (
+    assert_claim,
+    check_claim,
+    dataset,
+    gate_check,
+    model_store,
+    model_under_test,
+    reference_model,
+    reproduction,
+)
+from .hooks import (
+    MARKERS,
+    pytest_collection_finish,
+    pytest_configure,
+    pytest_generate_tests,
+    pytest_report_teststatus,
+    pytest_runtest_makereport,
+)
 from .options import pytest_addoption
 from .state import user_errors
 
@@ -30,11 +46,14 @@ __all__ = [
     "pytest_configure",
     "pytest_collection_finish",
     "pytest_generate_tests",
+    "pytest_report_teststatus",
+    "pytest_runtest_makereport",
     "model_store",
     "dataset",
     "model_under_test",
     "reference_model",
     "check_claim",
+    "assert_claim",
     "gate_check",
     "reproduction",
 ]

@@ -1,5 +1,6 @@
-"""The plugin's fixtures: the session's model store and models, ``check_claim`` (evaluate, label, attach,
-record) and ``gate_check`` (one release-gate tolerance)."""
+"""The plugin's fixtures: the session's model store and models, ``check_claim`` (judge, label, attach, record),
+``assert_claim`` (and assert what the outcome must be), ``gate_check`` (one release-gate tolerance) and
+``reproduction`` (this machine's live weights against the seed study)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from ..errors import ConfigError
 from . import state
 
-__all__ = ["model_store", "dataset", "model_under_test", "reference_model", "check_claim", "gate_check", "reproduction"]
+__all__ = ["model_store", "dataset", "model_under_test", "reference_model", "check_claim", "assert_claim", "gate_check",
+           "reproduction"]  # fmt: skip
 
 
 @pytest.fixture(scope="session")
@@ -45,30 +47,31 @@ def reference_model(model_store):
 
 @pytest.fixture
 def check_claim(model_store, request: pytest.FixtureRequest):
-    """``check_claim(claim, model_under_test, record=True, substitutes=None) -> ClaimOutcome``.
+    """``check_claim(claim, model_under_test, record=True, substitutes=None, scope=None) -> ClaimOutcome``.
 
     Skips (with the reason) when the claim does not apply; otherwise judges it at the scope the model allows
-    (:mod:`model_props.session.judge`: architecture for the references, from the seed study, and for a model
-    given several checkpoints; checkpoint for one set of weights), labels the Allure result, attaches the figure
-    and the numbers, and records the verdict for ``reports/summary.json`` (unless ``record=False``, e.g.
-    mutants). ``substitutes`` maps a model name to a model to read instead (a mutant standing in for a variant).
-    The outcome's :meth:`~model_props.claims.outcome.ClaimOutcome.assert_expected` is what the suite asserts.
+    (:mod:`model_props.session.evidence`: architecture for the references, from the seed study and against the
+    expectation snapshot, and for a model given several checkpoints; checkpoint for one set of weights), labels the
+    Allure result, attaches the figure and the numbers, and records the verdict for ``reports/summary.json``
+    (unless ``record=False``, e.g. mutants). ``substitutes`` maps a model name to a model to read instead (a mutant
+    standing in for a variant); ``scope="checkpoint"`` judges these weights whatever the session's scope (a
+    mutant's base, measured the same way as its mutant). :func:`assert_claim` asserts the outcome.
     """
     from ..errors import NotApplicable
     from ..reporting.allure import allure_labels, allure_title, attach
     from ..reporting.figure_cache import cached_figure_png
     from ..reporting.figures import raw_measurements
     from ..reporting.summary import judgement_record, model_facts, skip_record
-    from ..session.judge import judge
+    from ..session.evidence import judge_claim
 
-    def check(claim, tested, *, record: bool = True, substitutes=None):
+    def check(claim, tested, *, record: bool = True, substitutes=None, scope: str | None = None):
         allure_labels(claim, tested.name)
         props = request.node.user_properties
         if record:
             props.append(("model_info", {tested.name: model_facts(tested)}))
         try:
             with state.user_errors():
-                judgement = judge(model_store, claim, tested, substitutes=substitutes)
+                judgement = judge_claim(model_store, claim, tested, substitutes=substitutes, scope=scope)
         except NotApplicable as exc:
             allure_title(claim, tested.name, "not applicable")
             if record:
@@ -79,7 +82,25 @@ def check_claim(model_store, request: pytest.FixtureRequest):
         attach(outcome, png, raw_measurements(judgement.used), judgement.live)
         allure_title(claim, tested.name, outcome.verdict, outcome.scope)
         if record:
-            props.append(("claim_record", judgement_record(outcome, judgement.expectation, judgement.live)))
+            props.append(("claim_record", judgement_record(outcome, judgement.live)))
+        return outcome
+
+    return check
+
+
+@pytest.fixture
+def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
+    """``assert_claim(claim, model_under_test) -> ClaimOutcome``: :func:`check_claim`, then what the claim suite
+    asserts (:meth:`~model_props.verdicts.outcome.ClaimOutcome.assert_expected`): a reference's parts equal its
+    expectation snapshot, a model of yours is supported (``--claims-inconclusive`` says what an inconclusive claim
+    does to it). A test that found its claim inconclusive is reported as INCONCLUSIVE, not as passed."""
+    from .hooks import INCONCLUSIVE
+
+    def check(claim, tested):
+        outcome = check_claim(claim, tested)
+        if outcome.assert_expected(model_store.settings.inconclusive) == "inconclusive":
+            why = "\n".join(p.describe() for p in outcome.parts if p.verdict == "inconclusive")
+            request.node.user_properties += [INCONCLUSIVE, ("inconclusive_parts", why)]
         return outcome
 
     return check
@@ -120,13 +141,15 @@ def gate_check(model_store, request: pytest.FixtureRequest):
 
 @pytest.fixture
 def reproduction(model_store, model_name: str):
-    """This machine's weights of reference ``model_name`` against the profile's seed study
-    (:func:`~model_props.session.reproduction.reproduce`); skips for a model the study does not cover."""
-    from ..session.reproduction import reproduce
+    """This machine's live weights of reference ``model_name`` against the profile's seed study
+    (:func:`~model_props.session.reproduction.reproduction`); skips for a model the study does not cover."""
+    from ..session.evidence import route_of
+    from ..session.reproduction import reproduction as reproduce
 
     if model_name not in model_store.profile.references or model_store.study is None:
         pytest.skip(f"{model_name}: only the profile's references have a seed study to reproduce")
-    if model_name in model_store.settings.checkpoints:
-        pytest.skip(f"{model_name} comes from a --checkpoint, not from this machine's training")
     with state.user_errors():
+        if route_of(model_store, model_store.get(model_name)) != "study":
+            pytest.skip(f"{model_name} is not judged from the seed study in this session (a --checkpoint, or "
+                        "--claims-scope checkpoint), so there is no study to reproduce")  # fmt: skip
         return reproduce(model_store, model_name)

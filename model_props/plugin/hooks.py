@@ -1,5 +1,7 @@
-"""The plugin's hooks: markers and session checks at configure time, training ahead of the tests, and the
-parametrization of the claim suite (claim x model, marked as the profile's seed study expects)."""
+"""The plugin's hooks: markers and session checks at configure time, training ahead of the tests, the
+parametrization of the claim suite (claim x model, marked from the reviewed expectation snapshot only), and the
+inconclusive outcome (a claim test that found its claim inconclusive is reported as INCONCLUSIVE, neither passed nor
+failed, in the terminal, JUnit XML and Allure)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,12 @@ from ..errors import ModelPropsError
 from . import state
 from .recorder import Recorder
 
-__all__ = ["MARKERS", "pytest_configure", "pytest_collection_finish", "pytest_generate_tests"]
+__all__ = [
+    "MARKERS", "INCONCLUSIVE", "pytest_configure", "pytest_collection_finish", "pytest_generate_tests",
+    "pytest_report_teststatus", "pytest_runtest_makereport",
+]  # fmt: skip
 
+INCONCLUSIVE = ("claim_outcome", "inconclusive")  # the user property of a claim test that found its claim inconclusive
 MARKERS = {
     "claim": "a test of a published claim (parametrized claim x model)",
     "gate": "a claim that gates a release; run with -m gate",
@@ -81,15 +87,16 @@ def _check_gate(config: pytest.Config, store) -> None:
             f"({list(models) or 'none: give --model SPEC --checkpoint FILE or [tool.model_props] models'})"
         )
     candidate = models[0]
+    snapshot = store.snapshot
     for claim_id in gate.claims:
         claim = get_claim(claim_id)
         on = [candidate] if candidate in store.profile.recipes else store.profile.references
-        expected = [exp.contradicted for m in on if (exp := _expectation(store, claim, m)) is not None]
-        if expected and all(expected):
+        expected = [exp for m in on if snapshot is not None and (exp := snapshot.expected(claim, m)) is not None]
+        if expected and all("contradicted" in exp.parts.values() for exp in expected):
             raise ConfigError(
                 f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile {store.profile.name!r} "
-                f"(its seed study expects it contradicted on {', '.join(on)}), so gating on it would always fail; "
-                "gate on claims that hold at this scale"
+                f"(its expectation snapshot holds it contradicted on {', '.join(on)}), so gating on it would always "
+                "fail; gate on claims that hold at this scale"
             )
     if gate.baseline is not None:
         from ..provenance import checkpoint_versions, versions
@@ -119,16 +126,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from ..claims import CLAIMS
 
     names: list[str] = []
+    claims: dict[str, None] = {}
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "model_name" in params:
             names.append(params["model_name"])
         if params.get("claim_id") in CLAIMS:  # an unknown id is the test's own error to report, in one line
             names += CLAIMS[params["claim_id"]].named_models
+            claims[params["claim_id"]] = None
+    from ..session.inputs import check_pretrained
+
+    store = state.store(config)
+    with state.usage_errors():  # a bad image folder or label mapping: one line now, not a traceback per test
+        for line in check_pretrained(store, [CLAIMS[c] for c in claims]):
+            store.notify(f"skipped for too few images: {line}")
     if names:
         from ..session.pretraining import pretrain
 
-        store = state.store(config)
         try:
             pretrain(store, names)
         except (
@@ -140,68 +154,35 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def _check_scope(store) -> None:
-    """An architecture verdict needs k >= 3 seeds: of a user's model, its --checkpoint files; refuse a request
-    that cannot be met before any test runs."""
-    from ..claims.stats import MIN_SEEDS
-    from ..errors import ConfigError
+    """Refuse, before any test runs, a scope that cannot be met for a model under test
+    (:func:`~model_props.verdicts.scope.route`: e.g. an architecture verdict needs k >= 3 seeds)."""
+    from ..verdicts.scope import route
 
     s = store.settings
-    for name in s.models:
-        k = len(s.checkpoints.get(name, ()))
-        from_study = k == 0 and name in store.profile.recipes  # a reference without --checkpoint: the seed study
-        if 1 < k < MIN_SEEDS or (s.scope == "architecture" and k < MIN_SEEDS and not from_study):
-            raise ConfigError(
-                f"{name}: an architecture verdict needs at least {MIN_SEEDS} checkpoints (one per training seed), got "
-                f"{k}; give --checkpoint='runs/seed*.safetensors' with {MIN_SEEDS}+ files, or one checkpoint for a "
-                "verdict about those weights (--claims-scope checkpoint)"
-            )
-    if s.scope == "architecture" and store.study is None and any(m in store.profile.recipes for m in s.models or ()):
-        from ..claims.expectations import regenerate
-
-        raise ConfigError(f"--claims-scope architecture: profile {store.profile.name!r} has no seed study for its "
-                          f"references; run {regenerate(store.profile.name)}")  # fmt: skip
-
-
-def _expectation(store, claim, model: str):
-    """The seed study's expectation of ``claim`` on reference ``model`` (None: no study, not a reference judged
-    from it, or a stale entry, which its test reports)."""
-    from ..errors import StudyError
-
-    s = store.settings
-    study = store.study
-    if study is None or model not in store.profile.recipes or model in s.checkpoints or s.scope == "checkpoint":
-        return None
-    if model not in study.evaluated_on(claim):
-        return None
-    try:
-        study.check(claim, store.profile)
-        return study.expectation(claim, model)
-    except StudyError:
-        return None
+    for name in s.models or store.profile.references:
+        route(s.scope, name, checkpoints=len(s.checkpoints.get(name, ())), reference=name in store.profile.recipes,
+              has_study=store.study is not None)  # fmt: skip
 
 
 def _expectation_mark(store, claim, model: str):
-    """A strict xfail where the committed study already shows the test failing: ``raises=ExpectationMoved`` where
-    the verdict over all its seeds moved away from what the setting seeds expect (the held-out seeds did not
-    confirm it), else ``raises=ClaimContradicted`` where a part is expected contradicted; None otherwise (every
-    other expectation is asserted by the test itself)."""
-    from dataclasses import replace
+    """A strict ``xfail(raises=ClaimContradicted)`` where the reviewed expectation snapshot holds a part of the claim
+    contradicted on ``model``, judged from the study; None otherwise. Read from the snapshot only: every other
+    expectation, and this one's other parts, are asserted by the test itself."""
+    from ..verdicts import ClaimContradicted
+    from ..verdicts.scope import route
 
-    from ..claims import ClaimContradicted, ExpectationMoved
-
-    expectation = _expectation(store, claim, model)
-    if expectation is None:
+    s, snapshot = store.settings, store.snapshot
+    if snapshot is None or store.study is None:
         return None
-    outcome = replace(store.study.evaluate(claim, model), expected=expectation.parts)
-    set_seeds, all_seeds = list(expectation.set_seeds), list(store.study.seeds)
-    if moved := [f"[{p.part.name}] {want} over seeds {set_seeds}, {p.verdict} over {all_seeds}"
-                 for p, want in outcome.moved()]:  # fmt: skip
-        return pytest.mark.xfail(strict=True, raises=ExpectationMoved, reason=(
-            f"not confirmed by the held-out seeds {list(expectation.confirm_seeds)}: {'; '.join(moved)}; "
-            f"the paper: {claim.evidence}"))  # fmt: skip
-    if expectation.contradicted:
-        return pytest.mark.xfail(strict=True, raises=ClaimContradicted, reason=expectation.reason())
-    return None
+    how = route(s.scope, model, checkpoints=len(s.checkpoints.get(model, ())),
+                reference=model in store.profile.recipes, has_study=True)  # fmt: skip
+    expected = snapshot.expected(claim, model) if how == "study" else None
+    if expected is None or "contradicted" not in expected.parts.values():
+        return None
+    parts = ", ".join(f"[{n}] {v}" for n, v in expected.parts.items() if v != "skipped")
+    return pytest.mark.xfail(strict=True, raises=ClaimContradicted, reason=(
+        f"{claim.evidence}. Not reproduced at this scale: the expectation snapshot {expected.source} holds {parts} "
+        "over the study's seeds"))  # fmt: skip
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -242,3 +223,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 marks.append(mark)
             params.append(pytest.param(claim.id, n, id=f"{claim.id}-{n}", marks=marks))
     metafunc.parametrize(("claim_id", "model_name"), params, scope="session")
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    """A claim test that found its claim inconclusive is its own outcome: counted apart ("25 inconclusive") and
+    shown as ``I`` / INCONCLUSIVE, neither passed nor failed."""
+    if report.when == "call" and report.passed and INCONCLUSIVE in report.user_properties:
+        return "inconclusive", "I", ("INCONCLUSIVE", {"yellow": True})
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after allure-pytest has set the result's status
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """An inconclusive claim test's Allure result gets the status ``unknown`` (allure-pytest knows only passed,
+    failed, broken and skipped) and its reason."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.passed or INCONCLUSIVE not in item.user_properties:
+        return
+    listener = item.config.pluginmanager.get_plugin("allure_listener")
+    if listener is None:
+        return
+    result = listener.allure_logger.get_test(listener._cache.get(item.nodeid))
+    if result is not None:
+        from allure_commons.model2 import Status, StatusDetails
+
+        why = dict(item.user_properties).get("inconclusive_parts", "")
+        result.status = Status.UNKNOWN
+        result.statusDetails = StatusDetails(
+            message=f"INCONCLUSIVE: the claim is neither supported nor contradicted\n{why}".rstrip()
+        )

@@ -35,10 +35,13 @@ class Recorder:
         if record is None or (report.when != "call" and not report.skipped):
             return
         record = dict(record)
+        record["outcome"] = report.outcome
         if report.skipped and hasattr(report, "wasxfail"):  # an expected failure that failed
             record["measured_verdict"] = record["verdict"]
-            record["verdict"] = "xfailed"
+            record["verdict"] = record["outcome"] = "xfailed"
             record["reason"] = f"expected not to hold at this scale: {report.wasxfail}\n{record['reason']}"
+        elif report.passed and props.get("claim_outcome") == "inconclusive":
+            record["outcome"] = "inconclusive"
         self.records.append(record)
         self.models.update(props.get("model_info", {}))
 

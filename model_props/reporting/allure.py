@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..claims.base import Claim
-from ..claims.evaluation import ClaimOutcome
-from .summary import expectation_tag
+from ..claims.controls import UNCONTROLLED
+from ..verdicts.outcome import ClaimOutcome
+from .summary import expectation_tag, part_records
 
 __all__ = ["allure_labels", "allure_title", "attach"]
 
@@ -25,7 +26,11 @@ def allure_labels(claim: Claim, model: str) -> None:
     allure.dynamic.parameter("model", str(model))
     allure.dynamic.link(claim.paper.url, name=f"arXiv:{claim.paper.arxiv}")
     allure.dynamic.severity(getattr(allure.severity_level, claim.severity.upper()))
-    rules = "\n".join(f"- **{p.name}**: {p.rule}" for p in claim.parts)
+    rules = "\n".join(
+        f"- **{p.name}**: {p.rule}"
+        + (f" (*uncontrolled*: {UNCONTROLLED[(claim.id, p.name)]})" if (claim.id, p.name) in UNCONTROLLED else "")
+        for p in claim.parts
+    )
     allure.dynamic.description(
         f"{claim.statement}\n\n**Units:** {claim.units}\n\n**Decision rules** "
         f"({claim.level:.0%} intervals: over images or batches for one checkpoint, over training seeds for an "
@@ -56,13 +61,11 @@ def attach(
         "scope": outcome.scope,
         "about": outcome.about,
         "verdict": outcome.verdict,
-        "expected": dict(outcome.expected) if outcome.expected is not None else None,
-        "parts": [p.to_json() for p in outcome.parts],
-        "live": {"about": live.about, "verdict": live.verdict, "parts": [p.to_json() for p in live.parts]}
-        if live
-        else None,
+        "expected": dict(outcome.expected.parts) if outcome.expected is not None else None,
+        "parts": part_records(outcome),
+        "live": {"about": live.about, "verdict": live.verdict, "parts": part_records(live)} if live else None,
     }
-    if (tag := expectation_tag(outcome)) != "pass":
+    if (tag := expectation_tag(outcome)) not in (None, "pass"):
         allure.dynamic.tag(tag)
     allure.attach(
         png, name=f"{outcome.claim.measurement} - {outcome.model}", attachment_type=allure.attachment_type.PNG

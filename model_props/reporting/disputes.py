@@ -1,12 +1,14 @@
-"""Disagreements between papers, side by side: a claim that disputes another (``Claim.contradicts``, e.g. Bai et al.
-against Park & Kim's claim 16) and the disputed claim, judged on the same model in the same session.
+"""Disagreements between papers, on one statistic: a claim that disputes another (``Claim.disputes``, e.g. Bai et
+al. against Park & Kim's claim 16) restates the disputed claim's hypothesis on one of its own parts' statistic, so
+that both sides are judged on the same interval (the same report, eps set, images and level).
 
-Per model judged on both: each side's verdict, scope, decisive value and interval and every part; which side the
-evidence favours (the side whose claim is supported while the other's is not; *neither* when both are
-contradicted; else *undecided*); and the training facts of the models the comparison reads (the same budget,
-schedule and augmentation; learning rate and warm-up chosen per model on the validation split), since a
-disagreement about architectures is often one about recipes. Written to ``summary.json`` ("disagreements"), to
-``summary.md`` and, where Allure results are written, as one Allure result per disagreement.
+Per model the disputing claim was measured on: the statistic's value and interval, each side's hypothesis and
+verdict on that interval, and which side the evidence favours: a side only when the other is contradicted (*both*
+when both hold, *neither* when both are contradicted, else *undecided*); and the training facts of the models the
+comparison reads (the same budget, schedule and augmentation; learning rate and warm-up chosen per model on the
+validation split), since a disagreement about architectures is often one about recipes. Written to
+``summary.json`` ("disagreements"), to ``summary.md`` and, where Allure results are written, as one Allure result
+per disagreement.
 """
 
 from __future__ import annotations
@@ -20,74 +22,78 @@ from pathlib import Path
 from typing import Any
 
 from ..claims import CLAIMS
+from ..claims.base import Claim, Dispute
+from ..verdicts.stats import Estimate, decide
 
 __all__ = ["disagreements", "disagreement_table", "disagreement_lines", "write_allure_disputes"]
 
 EPIC = "Disagreements between papers"
 
 
-def _verdict(record: Mapping[str, Any]) -> str:
-    """The measured verdict (an expected failure keeps it in ``measured_verdict``)."""
-    return str(record.get("measured_verdict") or record["verdict"])
+def _favours(claim: str, claim_verdict: str, disputed: str, disputed_verdict: str) -> str:
+    """A side only when the other is contradicted (module docstring)."""
+    if claim_verdict == disputed_verdict:
+        return {"supported": "both", "contradicted": "neither"}.get(claim_verdict, "undecided")
+    if disputed_verdict == "contradicted" and claim_verdict == "supported":
+        return claim
+    if claim_verdict == "contradicted" and disputed_verdict == "supported":
+        return disputed
+    return "undecided"
 
 
-def _side(record: Mapping[str, Any]) -> dict[str, Any]:
-    claim = CLAIMS[record["claim"]]
+def _side(claim: Claim, hypothesis: str, rule: str, verdict: str) -> dict[str, Any]:
+    return {"claim": claim.id, "number": claim.number, "paper": f"{claim.paper.citation}, {claim.section}",
+            "statement": claim.statement, "hypothesis": hypothesis, "rule": rule, "verdict": verdict}  # fmt: skip
+
+
+def _dispute(record: Mapping[str, Any], claim: Claim, dispute: Dispute) -> dict[str, Any] | None:
+    """Both sides of ``dispute`` on the disputing claim's part in ``record`` (None where the part was not measured)."""
+    part = next((p for p in record.get("parts", []) if p["part"] == dispute.part), None)
+    if part is None or part.get("interval") is None:
+        return None
+    low, high = part["interval"]
+    estimate = Estimate(part["value"], low, high, part["level"], part["n"] or 0)
+    disputed = CLAIMS[dispute.claim]
+    own = next(p for p in claim.parts if p.name == dispute.part)
+    op = {"less": "<", "greater": ">"}.get(dispute.direction, "within ±")
+    sides = [
+        _side(claim, claim.statement, part["rule"], part["verdict"]),
+        _side(disputed, dispute.hypothesis, f"{own.label} {op} {dispute.threshold:g}",
+              decide(estimate, dispute.direction, dispute.threshold)),
+    ]  # fmt: skip
     return {
         "claim": claim.id,
-        "number": claim.number,
-        "paper": f"{claim.paper.citation}, {claim.section}",
-        "statement": claim.statement,
-        "verdict": _verdict(record),
+        "disputes": disputed.id,
+        "model": record["model"],
+        "statistic": own.label,
+        "value": part["value"],
+        "interval": [low, high],
+        "level": part["level"],
         "scope": record.get("scope"),
         "about": record.get("about"),
-        "value": record.get("value"),
-        "interval": record.get("interval"),
-        "parts": [
-            {k: p.get(k) for k in ("part", "rule", "verdict", "value", "interval", "level")}
-            for p in record.get("parts", [])
-        ],  # fmt: skip
+        "sides": sides,
+        "favours": _favours(claim.id, sides[0]["verdict"], disputed.id, sides[1]["verdict"]),
     }
 
 
-def _favours(claim: str, claim_verdict: str, disputed: str, disputed_verdict: str) -> str:
-    if claim_verdict == "supported" and disputed_verdict != "supported":
-        return claim
-    if disputed_verdict == "supported" and claim_verdict != "supported":
-        return disputed
-    if claim_verdict == disputed_verdict == "contradicted":
-        return "neither"
-    return "both" if claim_verdict == disputed_verdict == "supported" else "undecided"
-
-
 def disagreements(results: Sequence[Mapping[str, Any]], models: Mapping[str, Mapping[str, Any]]) -> list[dict]:
-    """Every (disputing claim, disputed claim, model) with a measured record of both (module docstring)."""
-    by = {(r["claim"], r["model"]): r for r in results if r["claim"] in CLAIMS and r.get("value") is not None}
+    """Every (disputing claim, disputed claim, model) with a measured record of the disputing claim."""
     found = []
-    for (claim_id, model), record in sorted(by.items()):
-        claim = CLAIMS[claim_id]
-        for disputed in claim.contradicts:
-            other = by.get((disputed, model))
-            if other is None:
-                continue
-            compared = [model, *dict.fromkeys(n for c in (claim, CLAIMS[disputed]) for n in c.named_models)]
-            found.append({
-                "claim": claim_id,
-                "disputes": disputed,
-                "model": model,
-                "sides": [_side(record), _side(other)],
-                "favours": _favours(claim_id, _verdict(record), disputed, _verdict(other)),
-                "training": {n: models[n].get("training") for n in compared if n in models},
-            })  # fmt: skip
+    for record in sorted(results, key=lambda r: (r["claim"], r["model"])):
+        claim = CLAIMS.get(record["claim"])
+        if claim is None or record.get("value") is None:
+            continue
+        for dispute in claim.disputes:
+            if (d := _dispute(record, claim, dispute)) is not None:
+                compared = [record["model"], *dict.fromkeys(claim.named_models + CLAIMS[dispute.claim].named_models)]
+                d["training"] = {n: models[n].get("training") for n in compared if n in models}
+                found.append(d)
     return found
 
 
-def _cell(side: Mapping[str, Any]) -> str:
-    value, interval = side["value"], side["interval"]
-    number = (
-        "" if value is None else f" {value:+.3g}" + (f" [{interval[0]:+.3g}, {interval[1]:+.3g}]" if interval else "")
-    )
-    return f"{side['verdict']}{number} ({side['scope']})"
+def _statistic(d: Mapping[str, Any]) -> str:
+    low, high = d["interval"]
+    return f"{d['value']:+.3g} [{low:+.3g}, {high:+.3g}] ({d['level']:.0%}, {d['scope']})"
 
 
 def _training_line(training: Mapping[str, Any]) -> str:
@@ -105,13 +111,14 @@ def _fact(value: Any) -> str:
 
 
 def disagreement_table(found: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One Markdown row per disagreement, both verdicts with value, interval and scope (summary.md, the README)."""
-    lines = ["| model | claim | verdict | disputed claim | verdict | the evidence favours | training of the models "
-             "compared |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    """One Markdown row per disagreement: the shared statistic and interval, each side's rule and verdict on it."""
+    lines = ["| model | statistic (both sides) | value [interval] | claim: rule, verdict | disputed claim: rule, verdict "
+             "| the evidence favours | training of the models compared |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for d in found:
         a, b = d["sides"]
-        lines.append(f"| {d['model']} | {a['number']} `{a['claim']}` | {_cell(a)} | {b['number']} `{b['claim']}` | "
-                     f"{_cell(b)} | {d['favours']} | {_training_line(d['training'])} |")  # fmt: skip
+        lines.append(f"| {d['model']} | {d['statistic']} | {_statistic(d)} | {a['number']} `{a['claim']}`: "
+                     f"{a['rule']}, **{a['verdict']}** | {b['number']} `{b['claim']}`: {b['rule']}, **{b['verdict']}** "
+                     f"| {d['favours']} | {_training_line(d['training'])} |")  # fmt: skip
     return lines
 
 
@@ -120,39 +127,35 @@ def disagreement_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
     return ["", f"## {EPIC}", "", *disagreement_table(found)] if found else []
 
 
-def _part_cells(side: Mapping[str, Any], part: Mapping[str, Any]) -> tuple[str, ...]:
-    """A part's row of a disagreement's description: claim, part, verdict, value, interval (level), rule."""
-    value, interval = part["value"], part["interval"]
-    shown = "" if not interval else "[{:+.4g}, {:+.4g}] ({:.0%})".format(*interval, part["level"])
-    return (f"{side['number']} {side['claim']}", part["part"], part["verdict"],
-            "" if value is None else f"{value:+.4g}", shown, part["rule"])  # fmt: skip
-
-
 def _html_row(cells: Sequence[str], tag: str = "td") -> str:
     return "<tr>" + "".join(f'<{tag} style="white-space: normal">{escape(c)}</{tag}>' for c in cells) + "</tr>"
 
 
 def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]]) -> None:
     """One Allure result per disagreement (epic "Disagreements between papers"): its title names both claims, the
-    model and the side the evidence favours; its description sets both sides' parts side by side; a settled
-    dispute is *passed*, an undecided one *unknown*. Written in Allure's result format (``*-result.json``)."""
+    model and the side the evidence favours; its description sets both hypotheses on the shared statistic side by
+    side; a settled dispute is *passed*, an undecided one *unknown*. Written in Allure's result format
+    (``*-result.json``)."""
     results_dir.mkdir(parents=True, exist_ok=True)
     now = int(time.time() * 1000)
     for d in found:
         a, b = d["sides"]
-        cells = [_part_cells(side, part) for side in (a, b) for part in side["parts"]]
-        header = ("claim", "part", "verdict", "value", "interval", "rule")
+        header = ("claim", "hypothesis", "rule on the shared statistic", "verdict")
+        cells = [(f"{s['number']} {s['claim']}", s["hypothesis"], s["rule"], s["verdict"]) for s in (a, b)]
         training = _training_line(d["training"]) or "not recorded"
+        shared = f"{d['statistic']}: {_statistic(d)}"
         description = "\n".join([
             f"**{a['statement']}** ({a['paper']})", "", f"disputes **{b['statement']}** ({b['paper']})", "",
+            f"**Both judged on one statistic:** {shared}", "",
             "| " + " | ".join(header) + " |", "|---" * len(header) + "|", *("| " + " | ".join(c) + " |" for c in cells),
-            "", f"**The evidence favours:** {d['favours']}", "",
+            "", f"**The evidence favours:** {d['favours']} (a side only when the other is contradicted)", "",
             f"**Training of the models compared:** {training}",
         ])  # fmt: skip
         description_html = (
             f"<p><b>{escape(a['statement'])}</b> ({escape(a['paper'])})</p><p>disputes <b>{escape(b['statement'])}"
-            f"</b> ({escape(b['paper'])})</p><table>{_html_row(header, 'th')}{''.join(_html_row(c) for c in cells)}"
-            f"</table><p><b>The evidence favours:</b> {escape(d['favours'])}</p><p><b>Training of the models "
+            f"</b> ({escape(b['paper'])})</p><p><b>Both judged on one statistic:</b> {escape(shared)}</p><table>"
+            f"{_html_row(header, 'th')}{''.join(_html_row(c) for c in cells)}</table><p><b>The evidence favours:</b> "
+            f"{escape(d['favours'])} (a side only when the other is contradicted)</p><p><b>Training of the models "
             f"compared:</b> {escape(training)}</p>"
         )
         name = f"{a['claim']} vs {b['claim']} [{d['model']}]: the evidence favours {d['favours']}"
@@ -162,7 +165,7 @@ def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]])
             "name": name,
             "fullName": f"disputes.{a['claim']}.{b['claim']}[{d['model']}]",
             "status": "passed" if d["favours"] not in ("undecided", "both") else "unknown",
-            "statusDetails": {"message": f"{_cell(a)} against {_cell(b)}"},
+            "statusDetails": {"message": f"{shared}: {a['verdict']} against {b['verdict']}"},
             "description": description,
             "descriptionHtml": description_html,
             "labels": [{"name": "epic", "value": EPIC}, {"name": "feature", "value": f"{a['paper']}"},

@@ -1,10 +1,12 @@
 """The session summary: one record per claim test, ``reports/summary.{json,md}`` and the verdict table.
 
-``summary.json`` is a stable contract for CI tools (schema 2: scopes, per-seed estimates and expectations)::
+``summary.json`` is a stable contract for CI tools (schema 3: scopes, per-seed estimates, the expectation snapshot's
+entries and each test's outcome, inconclusive apart from passed)::
 
     {
-      "schema_version": 2,
+      "schema_version": 3,
       "profile": "smoke", "seed": 0, "train_seed": null,
+      "outcomes": {"passed": 46, "inconclusive": 25, "xfailed": 7, "failed": 0, "skipped": 2},
       "provenance": {"versions": {...}, "machine": {...}},
       "models": {"vit": {"accuracy": 0.8, "nll": 0.5, "parameters": 683242, "checkpoint_sha256": "...",
                          "recipe": "vit", "recipe_fingerprint": "...", "train_seed": 0, "provenance": {...}}},
@@ -12,12 +14,14 @@
                    "scope": "architecture" | "checkpoint", "k": 5, "seeds": [0, 1, 2, 3, 4],
                    "about": "about the architecture (its recipe over 5 training seeds; interval over seeds)",
                    "verdict": "supported" | "contradicted" | "inconclusive" | "skipped" | "xfailed",
-                   "expected": "pass" | "known-failure" | "inconclusive" | "not-confirmed",
-                   "expectation": {"parts": {"msa-later-half": "supported"}, "set_seeds": [0, 1, 2],
-                                   "confirm_seeds": [3, 4], "confirmed": {"msa-later-half": [2, 2]}},
+                   "outcome": "passed" | "inconclusive" | "failed" | "xfailed" | "skipped",
+                   "expected": "pass" | "known-failure" | "inconclusive" | null,
+                   "expectation": {"parts": {"msa-later-half": "supported"},
+                                   "source": "fixtures/smoke-expectations.json"},
                    "statistic": "...", "value": -0.12, "interval": [-0.2, -0.05], "reason": "...",
                    "parts": [{"part": "...", "verdict": "...", "value": ..., "interval": [...], "method": "...",
-                              "per_seed": {"vit": [...]}, "p_contradiction": ..., ...}],
+                              "per_seed": {"vit": [...]}, "p_contradiction": ...,
+                              "minimum_detectable_effect": ..., ...}],
                    "live": {"scope": "checkpoint", "verdict": "...", "parts": [...]}}]
     }
 
@@ -25,7 +29,9 @@
 ``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
 ``disagreements`` sets a claim that disputes another beside it on each model judged on both
 (:mod:`.disputes`); ``models[...]["training"]`` holds the recipe facts they compare.
-For ``xfailed`` records the measured verdict is kept in ``measured_verdict``.
+For ``xfailed`` records the measured verdict is kept in ``measured_verdict``. ``outcome`` is what the test
+reported: ``inconclusive`` is its own outcome (a claim neither supported nor contradicted, as its expectation
+says or as ``--claims-inconclusive report`` allows), never counted as passed; ``outcomes`` counts them.
 """
 
 from __future__ import annotations
@@ -33,21 +39,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..claims.base import Claim
-from ..claims.outcome import ClaimOutcome
+from ..claims.controls import CONTROLS
+from ..verdicts.outcome import ClaimOutcome
 from .disputes import disagreement_lines, disagreements
 
-if TYPE_CHECKING:
-    from ..claims.expectations import Expectation
+__all__ = ["SCHEMA_VERSION", "OUTCOMES", "outcome_record", "part_records", "judgement_record", "skip_record",
+           "model_facts", "training_facts", "write_summary", "verdict_table"]  # fmt: skip
 
-__all__ = ["SCHEMA_VERSION", "outcome_record", "judgement_record", "skip_record", "model_facts", "training_facts",
-           "write_summary", "verdict_table"]  # fmt: skip
-
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+OUTCOMES = ("passed", "inconclusive", "failed", "xfailed", "skipped")
 TRAINING_FACTS = ("dataset", "subset", "steps", "batch_size", "augment", "optimizer", "lr", "warmup_steps")
 SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
+MISMATCH = "differs"  # a verdict table cell whose test failed on the expectation snapshot
 
 
 def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
@@ -67,26 +73,33 @@ def outcome_record(outcome: ClaimOutcome) -> dict[str, Any]:
         "value": e.value,
         "interval": [e.low, e.high],
         "reason": outcome.message(),
-        "parts": [p.to_json() for p in outcome.parts],
+        "parts": part_records(outcome),
     }
 
 
-def expectation_tag(outcome: ClaimOutcome) -> str:
-    """The expectation in one word: not confirmed (a part's verdict over all seeds moved away from it), a known
-    failure (a part expected contradicted), inconclusive, or pass."""
-    if outcome.moved():
-        return "not-confirmed"
-    wanted = set((outcome.expected or {}).values())
+def part_records(outcome: ClaimOutcome) -> list[dict[str, Any]]:
+    """Every part's numbers, each with whether a positive control shows that it can fail (``controlled``: a mutant
+    on which it is contradicted while the unmutated model is not; ``model_props.claims.controls``)."""
+    return [{**p.to_json(), "controlled": (outcome.claim.id, p.part.name) in CONTROLS} for p in outcome.parts]
+
+
+def expectation_tag(outcome: ClaimOutcome) -> str | None:
+    """The expectation in one word (None without one: a user's model): a known failure (a part expected
+    contradicted), inconclusive (a part expected inconclusive), or pass."""
+    if outcome.expected is None:
+        return None
+    wanted = set(outcome.expected.parts.values())
     return "known-failure" if "contradicted" in wanted else "inconclusive" if "inconclusive" in wanted else "pass"
 
 
-def judgement_record(
-    outcome: ClaimOutcome, expectation: Expectation | None = None, live_outcome: ClaimOutcome | None = None
-) -> dict[str, Any]:
+def judgement_record(outcome: ClaimOutcome, live_outcome: ClaimOutcome | None = None) -> dict[str, Any]:
     """The summary record of a claim test: the verdict at its scope, the expectation, and the live weights."""
     record = outcome_record(outcome)
     record["expected"] = expectation_tag(outcome)
-    record["expectation"] = expectation.to_json() if expectation else None
+    record["expectation"] = (
+        {"parts": dict(outcome.expected.parts), "source": outcome.expected.source} if outcome.expected else None
+    )
+    record["mismatches"] = [p.part.name for p, _ in outcome.mismatches()]
     if live_outcome is not None:
         live = outcome_record(live_outcome)
         record["live"] = {k: live[k] for k in ("scope", "about", "verdict", "statistic", "value", "interval", "parts")}
@@ -129,9 +142,8 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Claims x models, each cell the verdict (``moved``: an expected failure because the held-out seeds moved
-    a part's verdict), the decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), as
-    aligned text lines."""
+    """Claims x models, each cell the verdict (``differs``: a part differs from the expectation snapshot), the
+    decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), as aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))
     claims = list(dict.fromkeys(r["claim"] for r in results))
@@ -141,7 +153,7 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
         if r is None:
             return ""
         scope = {"architecture": f" a{r.get('k')}", "checkpoint": " c"}.get(r.get("scope") or "", "")
-        word = "moved" if r["verdict"] == "xfailed" and r.get("expected") == "not-confirmed" else SHORT[r["verdict"]]
+        word = MISMATCH if r.get("mismatches") else SHORT[r["verdict"]]
         return word + (f" {r['value']:+.3g}{scope}" if r.get("value") is not None else "")
 
     width = max([len(c) for c in claims] + [5])
@@ -167,11 +179,13 @@ def write_summary(
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
     found = disagreements(ordered, models)
+    counts = {k: sum(r.get("outcome") == k for r in ordered) for k in OUTCOMES}
     summary = {
         "schema_version": SCHEMA_VERSION,
         "profile": profile,
         "seed": seed,
         "train_seed": train_seed,
+        "outcomes": counts,
         "provenance": dict(provenance or {}),
         "models": dict(models),
         "results": ordered,
@@ -182,19 +196,20 @@ def write_summary(
     lines = [
         f"# model-props verdicts (profile `{profile}`, seed {seed})",
         "",
+        "Claim tests: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n),
+        "",
         "```",
         *verdict_table(ordered),
         "```",
         "",
-        "| claim | model | verdict | statistic | value | interval |",
-        "|---|---|---|---|---|---|",
+        "| claim | model | verdict | test outcome | statistic | value | interval |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in ordered:
         val = "" if r["value"] is None else f"{r['value']:.4g}"
         ival = "" if r["interval"] is None else f"[{r['interval'][0]:.4g}, {r['interval'][1]:.4g}]"
-        lines.append(
-            f"| {r['claim']} | {r['model']} | {r['verdict']} | {r['statistic'] or r['reason']} | {val} | {ival} |"
-        )
+        lines.append(f"| {r['claim']} | {r['model']} | {r['verdict']} | {r.get('outcome', '')} | "
+                     f"{r['statistic'] or r['reason']} | {val} | {ival} |")  # fmt: skip
     lines += disagreement_lines(found)
     (directory / "summary.md").write_text("\n".join(lines) + "\n")
     return found

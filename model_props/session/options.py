@@ -8,24 +8,19 @@ The table (paths are relative to the pyproject's folder)::
     models = ["mypkg.models:build"]     # the models under test (default: the profile's references)
     checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }   # or a glob / list: one file per seed
     scope = "auto"                      # verdicts about an architecture (k >= 3 seeds) or one checkpoint
+    inconclusive = "fail"               # or "report": an inconclusive claim on your model is its own outcome
     cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
-    data_root = "data"                  # CIFAR-10/100, or the image folder of a pretrained model
-    images = 1000                       # images of that folder a pretrained model is measured on
     versus = { resnet = "timm:resnet50.a1_in1k@pretrained" }   # your comparator in the place of a reference
-    device = "cpu"
     workers = 2                         # train and measure on a local Dask cluster of 2 processes
-    scheduler = "tcp://head:8786"       # or on a running Dask cluster (address or scheduler file)
     seed = 0                            # measurement sampling seed
-    train_seed = 1                      # train every recipe with this seed instead of its own
+    train_seed = 1                      # train every recipe with this seed instead of the profile's live seed
     recipes_dir = "recipes"             # the user's profiles: <profile>.toml (+ <profile>-seeds.json)
-    remeasure = false                   # ignore the measurement cache
-    img_size = 64                       # train and measure your models at this size (the references stay at 32)
 
     [tool.model_props.recipes.custom]   # field overrides of the selected profile's recipes
     steps = 2000
 
-An unknown key is an error that lists the valid ones. This module imports nothing heavy: the pytest plugin
-reads the table before it knows whether the session uses it.
+Every key is in :data:`OPTIONS` (and docs/your-model.md#settings-in-pyprojecttoml); an unknown key is an error that
+lists the valid ones. This module imports nothing heavy: the plugin reads the table before it knows it is used.
 """
 
 from __future__ import annotations
@@ -268,6 +263,15 @@ OPTIONS: tuple[Option, ...] = (
         "auto",
         pytest="--claims-scope",
         metavar="SCOPE",
+    ),
+    Option(
+        "inconclusive",
+        str,
+        "what an inconclusive claim does to a model without an expectation",
+        "an inconclusive claim on your model (no expectation snapshot): 'fail' its test, or 'report' it as INCONCLUSIVE",
+        "fail",
+        pytest="--claims-inconclusive",
+        metavar="fail|report",
     ),
     Option("gate", dict, "release gate", "release gate ([tool.model_props.gate]: claims, baseline, tolerances)"),
 )

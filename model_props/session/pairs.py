@@ -47,6 +47,8 @@ class Store(Protocol):
 
     @property
     def profile(self) -> Profile: ...
+    @property
+    def sample_seed(self) -> int: ...
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest: ...
     def kept(self, key: tuple[str, str], build: Callable[[], ModelUnderTest]) -> ModelUnderTest: ...
     def replicas(self, name: str) -> list[ModelUnderTest]: ...
@@ -75,13 +77,14 @@ CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this:
 
 def measured(store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None) -> Any:
     """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
-    settings, from the measurement cache or measured now."""
+    settings, on the session's measurement sample (:attr:`~.store.ModelStore.sample_seed`), from the measurement
+    cache or measured now."""
     s = store.settings
     return measure(
         kind,
         store.measure_input(tested),
         store.measurement_settings(tested),
-        seed=s.seed,
+        seed=store.sample_seed,
         device=s.device,
         cache_dir=s.cache_dir,
         remeasure=s.remeasure,

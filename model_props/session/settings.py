@@ -14,9 +14,10 @@ from typing import Any
 from ..cache.files import default_cache_dir
 from ..errors import ConfigError
 from ..training.profiles import Profile, RecipeSource, load_profile
+from ..verdicts.scope import SCOPES
 from .options import DEFAULTS, OPTIONS
 
-__all__ = ["Settings", "validate_device", "SCOPES"]
+__all__ = ["Settings", "validate_device", "SCOPES", "INCONCLUSIVE"]
 
 
 def validate_device(device: str) -> str:
@@ -28,7 +29,7 @@ def validate_device(device: str) -> str:
 
 
 _PATHS = tuple(o.name for o in OPTIONS if o.path)
-SCOPES = ("auto", "checkpoint", "architecture")
+INCONCLUSIVE = ("fail", "report")
 
 
 def _paths(value: str | Sequence[str], base: Path, model: str) -> tuple[Path, ...]:
@@ -69,6 +70,7 @@ class Settings:
     scheduler: str | None = None  # a running Dask cluster's address or scheduler file
     images: int = DEFAULTS["images"]  # the images of data_root a pretrained model is measured on
     versus: Mapping[str, str] = field(default_factory=dict)  # reference -> the user's comparator spec
+    inconclusive: str = DEFAULTS["inconclusive"]  # what an inconclusive claim does to a model without expectation
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -129,6 +131,7 @@ class Settings:
             scheduler=merged.get("scheduler"),
             images=_images(merged.get("images", DEFAULTS["images"])),
             versus=dict(merged.get("versus", {})),
+            inconclusive=_inconclusive(merged.get("inconclusive", DEFAULTS["inconclusive"])),
         )
 
 
@@ -149,6 +152,15 @@ def _images(images: int) -> int:
     if images < 2:
         raise ConfigError(f"images={images} (--claims-images or [tool.model_props] images); valid: 2 or more")
     return images
+
+
+def _inconclusive(value: str) -> str:
+    if value not in INCONCLUSIVE:
+        raise ConfigError(
+            f"inconclusive={value!r} (--claims-inconclusive or [tool.model_props] inconclusive); valid: "
+            f"{', '.join(INCONCLUSIVE)}"
+        )
+    return value
 
 
 def _scope(scope: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,31 +13,30 @@ from typing import Any
 
 from ..anatomy import Anatomy, anatomy
 from ..cache import sha256_file
-from ..claims.expectations import SeedStudy, load_study
 from ..data import ImageDataset, Split, load_dataset
 from ..data.datasets import DEADLEAVES, split_size
+from ..measurements.inputs import TrainingLoss
 from ..measurements.registry import MeasureInput
-from ..measurements.spectrum import TrainingLoss
 from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
 from ..training.profiles import Profile
 from ..training.recipes import MeasurementSettings, Recipe
+from ..verdicts.snapshot import Snapshot, load_snapshot
+from ..verdicts.study import SeedStudy, load_study
 from ..zoo import build_model, check_model, load_checkpoint, parse_spec
 from ..zoo.pretrained import parse_pretrained
 from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
+from .samples import identity, sample_seed
 from .settings import Settings
 from .tested import ModelUnderTest
 
-__all__ = ["ModelUnderTest", "ModelStore"]  # ModelUnderTest: see .tested
-
+__all__ = ["ModelUnderTest", "ModelStore", "sample_seed"]  # ModelUnderTest: see .tested
 
 LONG_TRAINING_S = 600.0  # a custom-recipe training longer than this is announced first
 
 
 def _stderr(message: str) -> None:
-    import sys
-
     print(f"model-props: {message}", file=sys.stderr, flush=True)
 
 
@@ -64,8 +64,28 @@ class ModelStore:
 
     @cached_property
     def study(self) -> SeedStudy | None:
-        """The profile's seed study (accuracy floors, known failures), if it has one."""
+        """The profile's seed study (the references' per-seed estimates), if it has one."""
         return load_study(self.settings.profile, self.settings.recipes.user_dir)
+
+    @cached_property
+    def snapshot(self) -> Snapshot | None:
+        """The profile's reviewed expectation snapshot (what the references' claim tests assert), if it has one."""
+        return load_snapshot(self.settings.profile, self.settings.recipes.user_dir)
+
+    @property
+    def train_seed(self) -> int:
+        """The seed the profile's recipes train with in this session: --claims-train-seed, else the live seed."""
+        s = self.settings
+        return s.train_seed if s.train_seed is not None else self.profile.live_seed
+
+    @cached_property
+    def sample_seed(self) -> int:
+        """The seed every measurement of this session draws its sample with: the training seed's own
+        (:func:`.samples.sample_seed`) where the models under test are the profile's recipes trained here, else (a
+        user's model, and the references compared with it) --claims-seed's."""
+        s = self.settings
+        ours = all(n in self.profile.recipes and n not in s.checkpoints for n in self.models_under_test())
+        return sample_seed(s.seed, self.train_seed) if ours else s.seed
 
     def dataset(self, name: str | None = None) -> ImageDataset:
         """A dataset by name, loaded once; by default the profile's (its ``custom`` recipe's) dataset."""
@@ -156,23 +176,8 @@ class ModelStore:
         return found
 
     def samples(self, tested: ModelUnderTest, kind: str, sampling: str) -> str:
-        """The identity of the samples a ``kind`` report of ``tested`` is measured on: equal identities mean the
-        same test images (and noise draws), or the same augmented Hessian batches, so comparisons pair them."""
-        data = self.dataset(tested.dataset).name
-        if (folder := self.folder(data)) is not None:  # the same files pair, whatever each model's preprocessing
-            train = sampling == "train_images" or kind == "spectrum"
-            return f"folder:{folder.root}:{folder.files}:{'train' if train else 'test'}"
-        if sampling != "train_images" and kind != "spectrum":
-            return f"{data}:test"
-        recipe = tested.recipe or self.profile.custom(tested.name)
-        split = f"{data}:train:{recipe.subset}" + (f":{recipe.seed}" if recipe.subset < 1.0 else "")
-        if kind != "spectrum":
-            return split
-        loss = TrainingLoss.of(recipe)
-        return f"{split}:{loss.augment}:{loss.label_smoothing}:{loss.mixup_alpha}:{loss.cutmix_alpha}"
-
-    def built(self) -> dict[str, ModelUnderTest]:
-        return {n: m for (n, c), m in self._models.items() if c == "final"}
+        """The identity of the samples a ``kind`` report of ``tested`` is measured on (:func:`.samples.identity`)."""
+        return identity(self, tested, kind, sampling)
 
     def report(self, name: str, kind: str, checkpoint: Checkpoint = "final") -> Any:
         """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once."""
@@ -280,7 +285,7 @@ class ModelStore:
         """A user's image folder as a dataset of the store (its name keys every measurement on it)."""
         if folder.name not in self._data:
             # the fit report reads a training split; without train/ it reads the test images in its place, and
-            # every part that reads training images is skipped (session.judge), so those numbers are never read
+            # every part that reads training images is skipped (session.evidence), so those numbers are never read
             train = folder.train if folder.train is not None else folder.test
             empty = Split(folder.test.images[:0], folder.test.labels[:0])
             self._data[folder.name] = ImageDataset(folder.name, classes, train, empty, folder.test)

@@ -2,9 +2,19 @@
 
 Trains every reference and variant with each seed (as far as the catalogue reads it, several at once), then
 per seed computes each claim part's statistic on each model it reads, on the seed's whole sample
-(:func:`~model_props.claims.evaluation.point_value`), and writes ``<profile>-seeds.json`` (read by
-:mod:`model_props.claims.expectations`) and a readable ``.md``. It stores per-seed estimates and the
+(:func:`~model_props.verdicts.evidence.point_value`), and writes ``<profile>-seeds.json`` (read by
+:mod:`model_props.verdicts.study`) and a readable ``.md``. It stores per-seed estimates and the
 fingerprints of what produced them, never a verdict: verdicts are computed from them at test time.
+
+The study is a two-stage sample: each training seed draws its own measurement sample (test images, noise, attack
+starts, corruption draws, probe splits, Hessian batches; :attr:`~.store.ModelStore.sample_seed`), shared by every
+recipe of that seed, so comparisons are paired by seed index. It never holds the profile's live seed (the seed a
+session trains with) nor the independent runs' seeds beside it: the live run must be a draw the study predicts.
+Before writing, the held-out seeds must confirm the setting seeds: at least 90 % of their estimates inside the
+setting seeds' prediction intervals, else nothing is written and the estimates outside are named.
+
+A killed or timed-out study continues where it stopped when run again: every trained model and every measured
+report is in the shared cache, and only what is missing is computed.
 
 ``add`` (``model-props seed-study --add CLAIM``) measures only the named claims, with the study's own seeds,
 and merges their entries into the existing study: every other entry is kept as it is, and only the recipes
@@ -25,15 +35,22 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..claims import Claim, Part, get_claim, list_claims
-from ..claims.evaluation import point_value
-from ..claims.expectations import SCHEMA_VERSION, SET_SEEDS, claim_fingerprint, recipe_fingerprint, regenerate
 from ..errors import NotApplicable, StudyError, choices
 from ..execution import executor
 from ..provenance import provenance
 from ..training.parallel import train_until
 from ..training.schedule import longest_first
+from ..verdicts.evidence import point_value
+from ..verdicts.study import (
+    SCHEMA_VERSION,
+    SET_SEEDS,
+    claim_fingerprint,
+    recipe_fingerprint,
+    regenerate,
+)  # fmt: skip
 from .settings import Settings
-from .store import ModelStore
+from .store import ModelStore, sample_seed
+from .study_checks import check_seeds, confirm
 from .tasks import Request, measure_report, seed_store
 
 __all__ = ["PartRead", "part_reads", "reports_read", "run_study", "seed_estimates"]
@@ -202,8 +219,9 @@ def run_study(
     these globs match, merged into the existing study (module docstring)."""
     from .study_report import study_markdown
 
+    check_seeds(settings, seeds)
     if len(seeds) <= SET_SEEDS:
-        print(f"note: seeds {seeds[:SET_SEEDS]} set the expectations; give more seeds to confirm them", flush=True)
+        print(f"note: seeds {seeds[:SET_SEEDS]} predict the others; give more seeds to confirm them", flush=True)
     profile = settings.profile_data
     out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
     path = out / f"{profile.name}-seeds.json"
@@ -249,6 +267,7 @@ def run_study(
             "set_seeds": list(seeds[:SET_SEEDS]),
             "confirm_seeds": list(seeds[SET_SEEDS:]),
             "measurement_seed": settings.seed,
+            "sample_seeds": {str(s): sample_seed(settings.seed, s) for s in seeds},
             "date": date.today().isoformat(),
             "provenance": provenance(settings.device),
             **merged,
@@ -260,9 +279,8 @@ def run_study(
         added = {"date": date.today().isoformat(), "provenance": provenance(settings.device)}
         claims = {**data["claims"], **{cid: {**entry, "added": added} for cid, entry in merged["claims"].items()}}
         data["claims"] = {c.id: claims[c.id] for c in list_claims() if c.id in claims}
+    study = confirm(data, path)
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
-    from ..claims.expectations import SeedStudy
-
-    (out / f"{profile.name}-seeds.md").write_text(study_markdown(SeedStudy.from_json(data, str(path)), profile))
+    (out / f"{profile.name}-seeds.md").write_text(study_markdown(study, profile))
     return path

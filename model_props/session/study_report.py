@@ -1,6 +1,6 @@
 """The readable ``<profile>-seeds.md`` of a seed study: accuracy per recipe and seed, and per claim x reference x
-part the expectation the setting seeds give, its confirmation by the held-out seeds and the verdict over all
-seeds, all computed by the current statistics code from the study's per-seed estimates."""
+part the verdict over all seeds, the verdict the setting seeds alone give, how the held-out seeds replicate it,
+all computed by the current statistics code from the study's per-seed estimates."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import statistics
 from typing import Any
 
 from ..claims import list_claims
-from ..claims.expectations import SeedStudy, regenerate
 from ..training.profiles import Profile
+from ..verdicts.study import CONFIRMATION_TARGET, SeedStudy, regenerate
 
 __all__ = ["study_markdown", "verdict_rows"]
 
@@ -21,16 +21,14 @@ def _seeds(values: Any) -> str:
 
 
 def verdict_rows(study: SeedStudy) -> list[dict[str, Any]]:
-    """Per claim x reference x measured part: the expectation, its confirmation, the verdict over every seed."""
+    """Per claim x reference x part: the verdict over every seed, the setting seeds' verdict and the replication."""
     rows = []
     for claim in list_claims():
         for model in study.evaluated_on(claim):
-            expected = study.expectation(claim, model)
-            final = study.evaluate(claim, model)
-            for part in final.parts:
-                rows.append({"claim": claim.id, "model": model, "part": part.part.name,
-                             "expected": expected.parts.get(part.part.name, "skipped"), "verdict": part.verdict,
-                             "confirmed": expected.confirmed.get(part.part.name), "outcome": part})  # fmt: skip
+            replication = study.replication(claim, model)
+            for part in study.evaluate(claim, model).parts:
+                rows.append({"claim": claim.id, "model": model, "part": part.part.name, "verdict": part.verdict,
+                             "replication": replication.get(part.part.name), "outcome": part})  # fmt: skip
     return rows
 
 
@@ -54,18 +52,19 @@ def _added(study: SeedStudy) -> list[str]:
 
 def study_markdown(study: SeedStudy, profile: Profile) -> str:
     m = study.provenance.get("machine", {})
-    inside, total = study.confirmation(list_claims())
+    found = study.confirmation(list_claims())
     lines = [
         f"# Seed study, profile `{study.profile}`",
         "",
         f"Seeds {list(study.seeds)}: every recipe trained once per seed, every claim part measured on each seed's "
-        f"models. Seeds {list(study.set_seeds)} set each part's expectation (its verdict over those seeds); seeds "
-        f"{list(study.confirm_seeds)} are held out and confirm it when their estimates fall inside the setting "
-        f"seeds' 95 % prediction interval. Verdicts use every seed. Machine: {m.get('cpu')}, {m.get('cpu_count')} "
+        "models, each seed on a measurement sample of its own (test images, noise, attack starts, Hessian batches) "
+        f"shared by every recipe of that seed. Verdicts use every seed, each comparison paired by seed index. Seeds "
+        f"{list(study.set_seeds)} predict seeds {list(study.confirm_seeds)}, held out: each held-out estimate should "
+        f"fall inside the setting seeds' 95 % prediction interval. Machine: {m.get('cpu')}, {m.get('cpu_count')} "
         f"cores; versions {study.provenance.get('versions')}. Regenerate: `{regenerate(study.profile)}`.",
         "",
-        f"**Held-out confirmation: {inside} of {total} held-out estimates "
-        f"({inside / max(total, 1):.1%}) fall inside their prediction interval** (target: 90 %).",
+        f"**Held-out confirmation: {found.inside} of {found.total} held-out estimates ({found.share:.1%}) fall inside "
+        f"their prediction interval** (at least {CONFIRMATION_TARGET:.0%} needed to write the study).",
         "",
         *_added(study),
         "## Accuracy per recipe",
@@ -83,18 +82,23 @@ def study_markdown(study: SeedStudy, profile: Profile) -> str:
         "",
         "## Claims",
         "",
-        "Per part: the expectation set by the setting seeds, the verdict over every seed (architecture scope: a t "
-        "interval over seeds, Welch's for two recipes; Holm across a claim's parts), the held-out estimates inside "
-        "their prediction interval, and the per-seed estimates of each model the part reads.",
+        "Per part: the verdict over every seed (architecture scope: a t interval over seeds, paired by seed index "
+        "for two recipes; Holm across a claim's parts), the verdict over the setting seeds alone, how the held-out "
+        "seeds replicate it (*confirmed*; *decided with more seeds*: inconclusive over the setting seeds, decided "
+        "over all, every held-out estimate inside its interval; *did not replicate*: a held-out estimate outside), "
+        "the held-out estimates inside their prediction interval, and the per-seed estimates of each model the part "
+        "reads.",
         "",
-        "| claim | model | part | expected | verdict (all seeds) | value [95 % CI] | held out inside | per seed |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | model | part | verdict (all seeds) | value [95 % CI] | setting seeds | held-out seeds | inside | "
+        "per seed |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in verdict_rows(study):
-        p = r["outcome"]
+        p, rep = r["outcome"], r["replication"]
         ci = f"{p.estimate.value:+.3g} [{p.estimate.low:+.3g}, {p.estimate.high:+.3g}]" if p.estimate else p.reason
         seeds = "; ".join(f"{n}: {_seeds(v)}" for n, v in (p.seeds or {}).items())
-        held = f"{r['confirmed'][0]}/{r['confirmed'][1]}" if r["confirmed"] else "-"
-        lines.append(f"| {r['claim']} | {r['model']} | {r['part']} | {r['expected']} | {r['verdict']} | {ci} | "
+        early, category = (rep.set_verdict, rep.category) if rep else ("-", "-")
+        held = f"{rep.inside}/{rep.total}" if rep else "-"
+        lines.append(f"| {r['claim']} | {r['model']} | {r['part']} | {r['verdict']} | {ci} | {early} | {category} | "
                      f"{held} | {seeds} |")  # fmt: skip
     return "\n".join(lines) + "\n"

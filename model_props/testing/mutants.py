@@ -1,7 +1,7 @@
 """Mutants: copies of trained reference models altered so that a claim is false by construction.
 
 A claim test that cannot fail proves nothing; each claim in the catalogue is run on a mutant where the
-property it asserts has been reversed, and must not come out *supported* (design Sec. 7). Mutants keep the
+property it asserts has been reversed, and must not come out *supported* (docs/design.md#decision-rules). Mutants keep the
 module structure of their base model, so its anatomy adapter and capture taps still apply.
 
 - ``highpass-attention`` (ViT/PiT): every attention output is ``v - mean_tokens(v)`` (weights I - 1/N), a

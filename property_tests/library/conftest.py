@@ -22,11 +22,12 @@ from subprocess_runs import (  # this folder is on sys.path (pytest's default "p
     user_project,
 )  # fmt: skip
 
-# pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
-# torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
-import model_props.claims.evaluation  # noqa: F401,E402
 import model_props.reporting.summary  # noqa: F401,E402
 import model_props.session.store  # noqa: F401,E402
+
+# pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
+# torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
+import model_props.verdicts.judge  # noqa: F401,E402
 
 
 @pytest.fixture

@@ -14,23 +14,26 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-# A claim test of an untrained ResNet through ``check_claim``, run by :func:`allure_run` beside the packaged suite.
+# A claim test of an untrained ResNet through ``assert_claim``, run by :func:`allure_run` beside the packaged suite
+# with ``--claims-inconclusive report``: its claim is inconclusive, which the run reports as its own outcome.
 UNTRAINED_RESNET_TEST = textwrap.dedent("""
     from model_props.anatomy import anatomy
     from model_props.claims import get_claim
     from model_props.session.store import ModelUnderTest
     from model_props.zoo import build_model
 
-    def test_resnet_claim(check_claim):
+    def test_resnet_claim(assert_claim):
         # timm initialises every block's last BN scale to zero: each conv unit is an identity, so its change
         # of the high-frequency amplitude is exactly 0 on every image and the rule "> 0" is inconclusive.
         # (The accuracy is recorded above twice chance so that the chance rule lets the part be measured.)
         model = build_model("resnet", num_classes=10).eval()
         tested = ModelUnderTest("untrained-resnet", model, anatomy(model), {"test_accuracy": 0.5}, None, None)
-        outcome = check_claim(get_claim("park2022.conv-mlp-highpass"), tested)
+        outcome = assert_claim(get_claim("park2022.conv-mlp-highpass"), tested)
         (part,) = outcome.parts
         assert outcome.verdict == "inconclusive" and outcome.scope == "checkpoint"
         assert (part.estimate.value, part.estimate.low, part.estimate.high) == (0.0, 0.0, 0.0)
+        assert "leaves the feature map exactly as it was on every image" in part.degenerate  # says why, not "more data"
+        assert "DEGENERATE" in part.describe() and part.minimum_detectable_effect is None
 """)
 # the packaged suite's tests of one claim (supported on vit in every seed of the smoke study, not applicable to
 # resnet), and of a disagreement between papers on vit: Bai et al. against Park & Kim's claim 16
@@ -62,7 +65,8 @@ def run_allure(folder: Path, cache_dir: Path) -> AllureRun:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_untrained.py", "--pyargs",
          "model_props.suite", "-k", f"({ALLURE_RUN_SUITE}) or test_resnet_claim", "--alluredir=allure-results",
-         f"--claims-cache={cache_dir}", *(["--claims-html"] if html else [])],
+         f"--claims-cache={cache_dir}", "--claims-inconclusive=report", "--junitxml=junit.xml",
+         *(["--claims-html"] if html else [])],
         cwd=folder, capture_output=True, text=True,
     )  # fmt: skip
     return AllureRun(folder, proc.stdout + proc.stderr, proc.returncode, html)

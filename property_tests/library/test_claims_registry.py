@@ -65,6 +65,8 @@ def test_a_claim_that_disputes_another_names_one_of_the_catalogue_from_another_p
     (part,) = CLAIMS["bai2021.same-recipe-adversarial"].parts
     assert (part.direction, part.threshold, CLAIMS["bai2021.same-recipe-adversarial"].level) == ("within", 0.05, 0.90)
     assert part.rule.endswith("within ±0.05") and "Disputes claim 16" in catalogue_markdown()
+    (dispute,) = CLAIMS["bai2021.same-recipe-adversarial"].disputes  # Park & Kim's side, on Bai et al.'s statistic
+    assert (dispute.part, dispute.direction, dispute.threshold) == ("pgd-drop-equivalent", "less", 0.0)
 
 
 def test_every_claim_cites_its_paper_and_states_units_and_rules():
@@ -151,6 +153,7 @@ def test_summary_json_contract(tmp_path):
             "value": -0.1,
             "interval": [-0.2, -0.05],
             "reason": "r",
+            "outcome": "passed",
         },
         {
             "claim": "park2022.msa-lowpass",
@@ -160,6 +163,7 @@ def test_summary_json_contract(tmp_path):
             "value": None,
             "interval": None,
             "reason": "resnet has no msa units",
+            "outcome": "skipped",
         },
     ]
     write_summary(
@@ -172,7 +176,8 @@ def test_summary_json_contract(tmp_path):
     )
     data = json.loads((tmp_path / "summary.json").read_text())
     assert set(data) >= {"schema_version", "profile", "seed", "train_seed", "provenance", "models", "results"}
-    assert data["schema_version"] == 2 and data["provenance"]["versions"]["torch"] == "2"
+    assert data["schema_version"] == 3 and data["provenance"]["versions"]["torch"] == "2"
+    assert data["outcomes"] == {"passed": 1, "inconclusive": 0, "failed": 0, "xfailed": 0, "skipped": 1}
     assert data["profile"] == "smoke" and data["seed"] == 0 and data["models"]["vit"]["accuracy"] == 0.8
     for r in data["results"]:
         assert set(r) >= {"claim", "model", "verdict", "statistic", "value", "interval", "reason"}
@@ -187,9 +192,9 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     import numpy as np
 
     from model_props.anatomy import Anatomy, Tap, Unit
-    from model_props.claims.evaluation import Measured, evaluate_checkpoint
     from model_props.measurements.units import UnitReport
     from model_props.measures import MinibatchCKA
+    from model_props.verdicts import Evidence, Measured, OnReports, Skipped, judge
 
     tap = Tap("net.x")
     units = (
@@ -209,9 +214,9 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     )
     claim = get_claim("park2022.msa-reduces-variance")
     assert claim.skip_reason(anat) is None
-    outcome = evaluate_checkpoint(
-        claim, "mobilevit-like", anat, lambda name, kind, ckpt: Measured(report, {}), n_boot=200
-    )
+    measured = OnReports(Measured("mobilevit-like", report, "test"))
+    parts = {p.name: measured if p.applies(anat) is None else Skipped(str(p.applies(anat))) for p in claim.parts}
+    outcome = judge(Evidence(claim, "mobilevit-like", "checkpoint", parts), n_boot=200)
     verdicts = {p.part.name: (p.verdict, p.reason) for p in outcome.parts}
     assert verdicts["conv-mlp"] == ("skipped", "the model has no non-subsampling conv or MLP units")
     assert verdicts["msa"][0] == "supported" and outcome.verdict == "supported"

@@ -10,14 +10,14 @@ import pytest
 import model_props.reporting.figure_cache as figure_cache
 from model_props.claims import get_claim
 from model_props.reporting.figure_cache import cached_figure_png, figure_key
-from model_props.session.judge import judge
+from model_props.session.evidence import judge_claim
 
 
 @pytest.fixture(scope="module")
 def used(model_store):
     """The reports the ViT's msa-lowpass figure is drawn from (its unit report)."""
     claim = get_claim("park2022.msa-lowpass")
-    return claim, judge(model_store, claim, model_store.get("vit")).used
+    return claim, judge_claim(model_store, claim, model_store.get("vit")).used
 
 
 @pytest.mark.parametrize("claim_id, model", [("park2022.msa-lowpass", "vit"),  # a unit report
@@ -26,7 +26,7 @@ def used(model_store):
                                              ("raghu2021.vit-lower-like-resnet-mid", "vit")])  # a pair report  # fmt: skip
 def test_a_stored_figure_is_returned_without_drawing(tmp_path, model_store, monkeypatch, claim_id, model):
     claim = get_claim(claim_id)
-    reports = judge(model_store, claim, model_store.get(model)).used
+    reports = judge_claim(model_store, claim, model_store.get(model)).used
     png = cached_figure_png(tmp_path, claim, model, reports)
     assert png.startswith(b"\x89PNG") and len(list((tmp_path / "figures").glob("*/figure.png"))) == 1
     monkeypatch.setattr(figure_cache, "figure_png", lambda *a: pytest.fail("drew a stored figure again"))

@@ -158,18 +158,18 @@ def test_bad_gate_table_is_a_one_line_usage_error(gate_project, user_module, tab
 
 
 def _known_failure() -> str:
-    """A claim the committed smoke study expects contradicted on every reference it is evaluated on."""
+    """A claim the committed expectation snapshot holds contradicted on every reference it is evaluated on."""
     from model_props.claims import list_claims
-    from model_props.claims.expectations import load_study
     from model_props.training.profiles import load_profile
+    from model_props.verdicts.snapshot import load_snapshot
 
-    study, references = load_study("smoke"), load_profile("smoke").references
-    assert study is not None
+    snapshot, references = load_snapshot("smoke"), load_profile("smoke").references
+    assert snapshot is not None
     for claim in list_claims():
-        on = [m for m in references if m in study.evaluated_on(claim)]
-        if on and all(study.expectation(claim, m).contradicted for m in on):
+        on = [e for m in references if (e := snapshot.expected(claim, m)) is not None]
+        if on and all("contradicted" in e.parts.values() for e in on):
             return claim.id
-    raise AssertionError("the smoke study expects no claim contradicted on every reference: pick another case")
+    raise AssertionError("the smoke snapshot holds no claim contradicted on every reference: pick another case")
 
 
 def test_gating_on_a_known_failure_is_a_one_line_usage_error(gate_project, user_module):
@@ -180,8 +180,8 @@ def test_gating_on_a_known_failure_is_a_one_line_usage_error(gate_project, user_
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            f"*[[]tool.model_props.gate[]] claims: {claim_id} is a known failure at profile 'smoke' (its seed study "
-            f"expects it contradicted on *), so gating on it would always fail*"
+            f"*[[]tool.model_props.gate[]] claims: {claim_id} is a known failure at profile 'smoke' (its expectation "
+            f"snapshot holds it contradicted on *), so gating on it would always fail*"
         ]  # fmt: skip
     )
     assert "Traceback" not in result.stderr.str()

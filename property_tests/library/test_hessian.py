@@ -13,7 +13,8 @@ from torch import nn
 from torch.func import functional_call
 
 from model_props.errors import MeasurementError
-from model_props.measurements.spectrum import TrainingLoss, hessian_spectrum
+from model_props.measurements.inputs import TrainingLoss
+from model_props.measurements.spectrum import hessian_spectrum
 from model_props.measures.hessian import (
     ape,
     dense_hessian,

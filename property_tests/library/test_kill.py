@@ -17,7 +17,7 @@ import model_props.measurements.cache as report_cache
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset, load_dataset
 from model_props.measurements import registry as measurements
-from model_props.measurements.spectrum import TrainingLoss
+from model_props.measurements.inputs import TrainingLoss
 from model_props.training.checkpoints import get_trained
 from model_props.training.recipes import MeasurementSettings, Recipe
 from model_props.zoo import build_model

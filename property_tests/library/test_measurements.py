@@ -11,8 +11,8 @@ import torch
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset
 from model_props.measurements import registry as measurements
+from model_props.measurements.inputs import TrainingLoss
 from model_props.measurements.registry import REPORT_KINDS, MeasureInput, measure, measurement_key
-from model_props.measurements.spectrum import TrainingLoss
 from model_props.training.recipes import MeasurementSettings
 from model_props.zoo import build_model
 

@@ -48,7 +48,7 @@ def test_the_settings_defaults_are_the_declared_ones(tmp_path):
 
 @pytest.mark.parametrize("option", [o for o in OPTIONS if o.table and o.kind is not dict], ids=lambda o: o.name)
 def test_a_table_key_reaches_the_settings(tmp_path, option):
-    value = {"profile": "cpu", "device": "cpu", "models": ["vit"], "scope": "checkpoint"}.get(
+    value = {"profile": "cpu", "device": "cpu", "models": ["vit"], "scope": "checkpoint", "inconclusive": "report"}.get(
         option.name, SAMPLE[option.kind]
     )
     settings = Settings.resolve({option.name: value}, tmp_path, {})

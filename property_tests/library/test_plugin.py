@@ -103,16 +103,26 @@ def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path)
 
 
 def test_claim_test_writes_allure_labels_attachments_and_summary(allure_run):
-    """An (untrained) ResNet through ``check_claim`` (``conftest.UNTRAINED_RESNET_TEST``, in the shared Allure run):
+    """An (untrained) ResNet through ``assert_claim`` (``conftest.UNTRAINED_RESNET_TEST``, in the shared Allure run):
     the Allure result carries paper, section, claim, model, link, figure and numbers, and the session writes the
-    summary files."""
-    assert "test_untrained.py::test_resnet_claim PASSED" in allure_run.stdout or (
-        "test_untrained.py ." in allure_run.stdout
+    summary files. Its claim is inconclusive, which ``--claims-inconclusive report`` reports as its own outcome:
+    INCONCLUSIVE in the terminal and its count, ``unknown`` in Allure, a property in JUnit XML, ``outcome`` and
+    ``outcomes`` in summary.json, never passed."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    assert "test_untrained.py::test_resnet_claim INCONCLUSIVE" in allure_run.stdout or (
+        "test_untrained.py I" in allure_run.stdout
     ), allure_run.stdout[-3000:]
+    assert re.search(r"\d+ inconclusive", allure_run.stdout.splitlines()[-1]), allure_run.stdout[-500:]
     assert "model-props: claim verdicts" in allure_run.stdout
     results = [json.loads(p.read_text()) for p in allure_run.results.glob("*-result.json")]
     (data,) = [r for r in results if r["name"].startswith("park2022.conv-mlp-highpass [untrained-resnet]")]
-    assert data["status"] == "passed", data.get("statusDetails")
+    assert data["status"] == "unknown" and "INCONCLUSIVE" in data["statusDetails"]["message"], data
+    case = next(
+        c for c in ET.parse(allure_run.folder / "junit.xml").iter("testcase") if c.get("name") == "test_resnet_claim"
+    )
+    assert {(p.get("name"), p.get("value")) for p in case.iter("property")} >= {("claim_outcome", "inconclusive")}
     labels = {(d["name"], d["value"]) for d in data["labels"]}
     assert ("epic", "How Do Vision Transformers Work? (ICLR 2022)") in labels
     assert ("story", "park2022.conv-mlp-highpass") in labels
@@ -126,6 +136,10 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(allure_run):
     assert sorted(a["type"] for a in data["attachments"]) == ["application/json", "image/png"]
     summary = json.loads((allure_run.folder / "reports" / "summary.json").read_text())
     assert summary["models"]["untrained-resnet"]["accuracy"] == 0.5
+    (record,) = [r for r in summary["results"] if r["model"] == "untrained-resnet"]
+    assert record["outcome"] == "inconclusive" and summary["outcomes"]["inconclusive"] >= 1
+    assert "every one of its non-subsampling conv or MLP units leaves" in record["parts"][0]["degenerate"]
+    assert summary["outcomes"]["passed"] == sum(r["outcome"] == "passed" for r in summary["results"])
     assert [r["model"] for r in summary["results"] if r["claim"] == "park2022.conv-mlp-highpass"] == [
         "untrained-resnet"
     ]

@@ -182,3 +182,65 @@ def test_function_level_relative_and_type_checking_imports(tmp_path):
     import_closure.cache_clear()
     assert import_closure("model_props.sub.a", root=root) == ("model_props", "model_props.sub", "model_props.sub.a")
     assert "model_props.c" in import_closure("model_props.sub.a", root=root, whole=True)
+
+
+# ---------------------------------------------------------------- the seed study's fingerprints
+def test_a_claims_statistics_fingerprint_covers_the_catalogue_modules_it_takes_helpers_from(package):
+    """Claim 20 (park2022_variants) reads NEP through helpers of park2022_landscape and fit statistics of
+    park2022_robustness: editing either changes its statistics fingerprint. The old fingerprint, the claim's own module
+    file and unit_statistics, misses both."""
+    from model_props.claims import get_claim
+    from model_props.verdicts.fingerprint import statistics_hash
+
+    claim = get_claim("park2022.data-specificity-local-msa")
+
+    def old(root: Path) -> str:
+        return "".join(hashlib.sha256((root / f).read_bytes()).hexdigest()[:12]
+                       for f in ("claims/park2022_variants.py", "claims/unit_statistics.py"))  # fmt: skip
+
+    helpers = ["claims/park2022_landscape.py", "claims/park2022_robustness.py"]
+    assert _not_invalidated(lambda r: statistics_hash(claim, root=r), package, helpers) == []
+    assert _not_invalidated(old, package, helpers) == helpers
+    unrelated = ["claims/raghu2021_similarity.py", "claims/__init__.py", "verdicts/stats.py"]
+    assert _not_invalidated(lambda r: statistics_hash(claim, root=r), package, unrelated) == unrelated
+
+
+def test_every_kinds_compute_function_is_in_its_kinds_code_hash(package):
+    """A report kind's code hash covers the function the registry calls to compute it: it lives in the kind's own
+    module, whose import closure keys the cache. The registry itself is in no kind's hash (editing it, where the
+    compute wrappers used to live, re-keys nothing), so no wrapper may live there."""
+    for name, kind in REPORT_KINDS.items():
+        assert kind.compute.__module__ == kind.module, f"{name}: {kind.compute.__module__} is not {kind.module}"
+    every_kind = lambda r: "|".join(source_hash(*code_modules(k), root=r) for k in REPORT_KINDS)  # noqa: E731
+    assert _not_invalidated(every_kind, package, ["measurements/registry.py"]) == ["measurements/registry.py"]
+    attack = package / "measurements" / "attack.py"
+    before = source_hash(*code_modules("attack"), root=package)
+    attack.write_text(attack.read_text().replace("pgd_steps=m.pgd_steps,", "pgd_steps=m.pgd_steps + 0,", 1))
+    source_hash.cache_clear()
+    import_closure.cache_clear()
+    assert source_hash(*code_modules("attack"), root=package) != before
+
+
+def test_a_factory_recipes_key_covers_its_factorys_source(package, monkeypatch):
+    """``model = "model_props.zoo.local_vit:build_local_vit"``: the registry does not import the factory, so the
+    training code's hash does not cover it; ``Recipe.key`` and the study fingerprint do. Without the factory's source
+    in them (the key of fields and training code alone), an edit to it would re-key nothing."""
+    import functools
+
+    import model_props.training.recipes as recipes
+    from model_props.training.profiles import load_profile
+
+    monkeypatch.setattr(recipes, "source_hash", functools.partial(source_hash, root=package))
+    local = load_profile("smoke").recipe("vit_local5")
+    before = (local.key("training"), local.fingerprint())
+    _touch(package, "zoo/local_vit.py")
+    source_hash.cache_clear()
+    import_closure.cache_clear()
+    after = (local.key("training"), local.fingerprint())
+    assert after[0] != before[0] and after[1] != before[1]
+    monkeypatch.setattr(recipes, "model_source_hash", lambda spec: "")  # the key without the factory's source
+    unkeyed = local.key("training")
+    _touch(package, "zoo/local_vit.py")
+    source_hash.cache_clear()
+    import_closure.cache_clear()
+    assert local.key("training") == unkeyed

@@ -9,7 +9,7 @@ from safetensors.torch import save_file
 from model_props.errors import CheckpointError, InputSizeError, ModelBuildError, ModelOutputError, UnknownModelError
 from model_props.zoo import REFERENCE_MODELS, build_model, check_model, load_checkpoint
 
-SMOKE_PARAMS = (0.3e6, 1.0e6)  # design Sec. 3: smoke references have ~0.3-1 M parameters
+SMOKE_PARAMS = (0.3e6, 1.0e6)  # docs/design.md#models-recipes-and-profiles: smoke references have ~0.3-1 M parameters
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE_MODELS))

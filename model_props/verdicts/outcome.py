@@ -1,4 +1,5 @@
-"""What a claim test found: per part a verdict, an interval and what it is about; per claim the combined verdict.
+"""What a claim test found: per part a verdict, an interval and what it is about; per claim the combined verdict,
+and what the test makes of it.
 
 A part's verdict is its interval's (:func:`~.stats.decide`) with one correction: a part counts as contradicted
 only when Holm's procedure across the claim's parts rejects it (:func:`combine`); a part whose interval
@@ -6,6 +7,10 @@ excludes the threshold on the wrong side but does not survive the correction is 
 A claim is **supported** when every applicable part is (intersection-union), **contradicted** when a part is
 (after Holm), and **inconclusive** otherwise. Every message names the verdict's scope: *checkpoint* (these
 weights; an interval over images or batches) or *architecture* (a recipe over k seeds).
+
+What a test asserts (:meth:`ClaimOutcome.assert_expected`): with an :class:`Expected` (the reviewed expectation
+snapshot of a reference), every part's verdict must equal its entry; without one (a user's model), the claim must
+be supported. An inconclusive claim is its own outcome, never a pass.
 """
 
 from __future__ import annotations
@@ -15,25 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .base import Claim, Part
-from .stats import (
-    Estimate,
-    Scope,
-    Verdict,
-    contradiction_p,
-    decide,
-    effect_origin,
-    holm,
-    samples_to_settle,
-    settle_point,
-    standardized_effect,
-)  # fmt: skip
+from ..claims.base import Claim, Part
+from .effects import minimum_detectable_effect, samples_to_settle, standardized_effect
+from .stats import Estimate, Scope, Verdict, contradiction_p, decide, effect_origin, holm, settle_point
 
-__all__ = ["ClaimContradicted", "PartVerdict", "PartOutcome", "ClaimOutcome", "combine", "measured"]
+__all__ = [
+    "ClaimContradicted", "ClaimInconclusive", "ExpectationMismatch", "Expected", "PartVerdict", "PartOutcome",
+    "ClaimOutcome", "Inconclusive", "TestOutcome", "combine", "measured",
+]  # fmt: skip
 
 PartVerdict = Verdict | Literal["skipped"]
+TestOutcome = Literal["passed", "inconclusive"]  # what a claim test that raised nothing found
+Inconclusive = Literal["fail", "report"]  # what an inconclusive claim without an expectation does to its test
 _PRIORITY = {"contradicted": 0, "inconclusive": 1, "supported": 2}
-SCOPES: dict[str, str] = {
+ABOUT: dict[str, str] = {
     "checkpoint": "about these weights (one checkpoint; interval over {sampling})",
     "architecture": "about the architecture (its recipe over {k} training seeds; interval over seeds)",
 }
@@ -44,10 +44,24 @@ class ClaimContradicted(AssertionError):
     so that a crash, a NaN or a shape error in such a test still surfaces as an error."""
 
 
-class ExpectationMoved(AssertionError):
-    """A claim test where a part's verdict over all the study's seeds differs from the expectation its setting
-    seeds pre-registered: the held-out seeds did not confirm it. Where the committed study already shows this,
-    the test is a strict ``xfail(raises=ExpectationMoved)``: reported, never hidden, and a crash is an error."""
+class ExpectationMismatch(AssertionError):
+    """A claim test where a part's verdict differs from its entry in the reviewed expectation snapshot: the evidence
+    no longer says what was expected. Changing the snapshot is an explicit, reviewed step (its update command)."""
+
+
+class ClaimInconclusive(AssertionError):
+    """A claim test on a model without an expectation (a user's model) whose claim is inconclusive, where
+    ``--claims-inconclusive fail`` (the default) asks for a verdict."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A claim's expected verdict per part on one model, from the expectation snapshot (``source``), and the
+    command that rewrites the snapshot from the current study (``update``)."""
+
+    parts: Mapping[str, PartVerdict]
+    source: str
+    update: str
 
 
 @dataclass(frozen=True)
@@ -57,22 +71,31 @@ class PartOutcome:
     estimate: Estimate | None = None
     reason: str = ""
     p_contradiction: float | None = None  # one-sided, before Holm's correction
-    paired: bool | None = None  # checkpoint scope: both models measured on the same samples
+    paired: bool | None = None  # both models measured on the same samples (checkpoint) or seed indices (architecture)
     seeds: Mapping[str, Sequence[float | None]] | None = None  # architecture scope: per-seed estimates per model
     note: str = ""
+    degenerate: str = ""  # why the measurement does not vary (the same value on every resample or seed), if it does not
 
     @property
     def sampling(self) -> str:
         if self.estimate is not None and self.estimate.t is not None:
-            return "seeds"
+            return "paired seeds" if self.paired else "seeds"
         return f"paired {self.part.sampling}" if self.paired else self.part.sampling
 
     @property
     def samples_to_settle(self) -> int | None:
-        if self.verdict != "inconclusive" or self.estimate is None:
+        if self.verdict != "inconclusive" or self.estimate is None or self.degenerate:
             return None
         p = self.part
         return samples_to_settle(self.estimate, settle_point(self.estimate, p.direction, p.threshold))
+
+    @property
+    def minimum_detectable_effect(self) -> float | None:
+        """For an inconclusive part: the distance from the threshold (or the margin's end) that this design decides
+        with 80 % power (:func:`~.stats.minimum_detectable_effect`)."""
+        if self.verdict != "inconclusive" or self.estimate is None or self.degenerate:
+            return None
+        return minimum_detectable_effect(self.estimate)
 
     def describe(self) -> str:
         p = self.part
@@ -89,13 +112,20 @@ class PartOutcome:
             text += f"; {e.dropped} {'seeds' if e.t else 'resamples'} dropped where it is undefined ({p.undefined})"
         if self.note:
             text += f"; {self.note}"
+        if self.degenerate:
+            return text + (f"; DEGENERATE: {self.degenerate}, so the interval is a point and no sample size or "
+                           "number of seeds would tell more")  # fmt: skip
         if self.verdict == "inconclusive":
-            more = self.samples_to_settle
-            text += "; would likely be settled by " + (
-                f"about {more} {'seeds' if e.t else p.sampling}"
-                if more
-                else "no sample size (it sits on the threshold)"
-            )
+            more, mde = self.samples_to_settle, self.minimum_detectable_effect
+            gap = abs(e.value - settle_point(e, p.direction, p.threshold))
+            text += (
+                f"; this design detects an effect {mde:.3g} from {settle_point(e, p.direction, p.threshold):g} with "
+                f"80 % power (minimum detectable effect; the estimate is {gap:.3g} from it); would likely be settled "
+                "by " + (
+                    f"about {more} {'seeds' if e.t else p.sampling}" if more
+                    else "no sample size (it sits on the threshold)"
+                )
+            )  # fmt: skip
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -124,6 +154,8 @@ class PartOutcome:
             if e
             else None,
             "samples_to_settle": self.samples_to_settle,
+            "minimum_detectable_effect": self.minimum_detectable_effect,
+            "degenerate": self.degenerate or None,
             "per_seed": {k: list(v) for k, v in self.seeds.items()} if self.seeds else None,
         }
 
@@ -135,7 +167,7 @@ class ClaimOutcome:
     scope: Scope
     parts: tuple[PartOutcome, ...]
     seeds: tuple[int, ...] | None = None  # architecture scope: the training seeds
-    expected: Mapping[str, PartVerdict] | None = None  # per part, what the seed study expects (None: no study)
+    expected: Expected | None = None  # the snapshot's verdict per part (a reference), None for a user's model
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -160,35 +192,44 @@ class ClaimOutcome:
     @property
     def about(self) -> str:
         sampling = ", ".join(sorted({p.sampling for p in self.parts if p.estimate is not None})) or "samples"
-        return SCOPES[self.scope].format(sampling=sampling, k=len(self.seeds or ()))
+        return ABOUT[self.scope].format(sampling=sampling, k=len(self.seeds or ()))
 
-    def moved(self) -> list[tuple[PartOutcome, PartVerdict]]:
-        """The parts whose verdict differs from the one expected of them, each with that expected verdict (parts
-        expected skipped, or without an expectation, never move)."""
-        expected = self.expected or {}
-        return [
-            (p, want)
-            for p in self.parts
-            if (want := expected.get(p.part.name, "skipped")) not in ("skipped", p.verdict)
-        ]
-
-    def assert_expected(self) -> None:
-        """What a claim test asserts. Without an expectation the claim must be supported (a contradiction raises
-        :class:`ClaimContradicted`, an inconclusive verdict fails). With one, every part must have its expected
-        verdict: expected supported stays supported, expected inconclusive stays inconclusive (the test passes,
-        reported as inconclusive), expected contradicted stays contradicted, and then :class:`ClaimContradicted`
-        is raised (a known failure's strict ``xfail(raises=ClaimContradicted)`` expects exactly that). Any part
-        whose verdict moved fails the test with :class:`ExpectationMoved`: the expectation is out of date."""
+    def mismatches(self) -> list[tuple[PartOutcome, PartVerdict | None]]:
+        """The parts whose verdict differs from their snapshot entry, each with that entry (None: the snapshot has
+        no entry for the part); empty without an expectation."""
         if self.expected is None:
-            if self.verdict == "supported":
-                return
-            raise (ClaimContradicted if self.verdict == "contradicted" else AssertionError)(self.message())
-        if moved := [f"[{p.part.name}] expected {want}, now {p.verdict}" for p, want in self.moved()]:
-            raise ExpectationMoved(
-                f"{'; '.join(moved)}: the seed study's expectation no longer holds\n{self.message()}"
+            return []
+        return [(p, want) for p in self.parts if (want := self.expected.parts.get(p.part.name)) != p.verdict]
+
+    def assert_expected(self, inconclusive: Inconclusive = "fail") -> TestOutcome:
+        """What a claim test asserts, and what it found when it raises nothing.
+
+        With an expectation, every part must have its snapshot verdict, else :class:`ExpectationMismatch` names
+        each differing part, both verdicts, its estimate and interval, and the update command. When every part
+        matches, a contradicted claim raises :class:`ClaimContradicted` (what a known failure's strict
+        ``xfail(raises=ClaimContradicted)`` expects), an inconclusive one is ``"inconclusive"`` and a supported
+        one ``"passed"``. Without an expectation the claim must be supported: contradicted raises
+        :class:`ClaimContradicted`, inconclusive raises :class:`ClaimInconclusive` unless ``inconclusive`` is
+        ``"report"`` (then ``"inconclusive"``)."""
+        if self.expected is not None:
+            if differ := self.mismatches():
+                lines = [
+                    f"[{p.part.name}] expected {want or 'no entry'}, now {p.verdict}: {p.describe()}"
+                    for p, want in differ
+                ]
+                raise ExpectationMismatch(
+                    f"{self.claim.id} on {self.model}: {len(differ)} part(s) differ from the expectation snapshot "
+                    f"{self.expected.source}:\n" + "\n".join(lines) + f"\nIf the change is intended, rewrite the "
+                    f"snapshot from the current study and review its diff: {self.expected.update}\n{self.message()}"
+                )
+        elif self.verdict == "inconclusive" and inconclusive == "fail":
+            raise ClaimInconclusive(
+                f"{self.message()}\n(an inconclusive claim fails a model without an expectation; "
+                "--claims-inconclusive report reports it as its own outcome instead)"
             )
         if self.verdict == "contradicted":
             raise ClaimContradicted(self.message())
+        return "inconclusive" if self.verdict == "inconclusive" else "passed"
 
     def message(self) -> str:
         lines = [
@@ -199,17 +240,19 @@ class ClaimOutcome:
         return "\n".join(lines + [p.describe() for p in self.parts])
 
 
-def measured(part: Part, estimate: Estimate, *, paired: bool | None = None, seeds=None) -> PartOutcome:
+def measured(part: Part, estimate: Estimate, *, paired: bool | None = None, seeds=None,
+             degenerate: str = "") -> PartOutcome:  # fmt: skip
     """A measured part before Holm's correction: its interval's verdict and its contradiction p-value."""
     return PartOutcome(
         part, decide(estimate, part.direction, part.threshold), estimate, "",
-        contradiction_p(estimate, part.direction, part.threshold), paired, seeds,
+        contradiction_p(estimate, part.direction, part.threshold), paired, seeds, degenerate=degenerate,
     )  # fmt: skip
 
 
 def combine(
-    claim: Claim, model: str, scope: Scope, parts: Sequence[PartOutcome], seeds: Sequence[int] | None = None
-) -> ClaimOutcome:
+    claim: Claim, model: str, scope: Scope, parts: Sequence[PartOutcome], seeds: Sequence[int] | None = None,
+    expected: Expected | None = None,
+) -> ClaimOutcome:  # fmt: skip
     """Holm's procedure across the measured parts at level (1 - confidence) / 2, one-sided: a part stays
     contradicted only where it rejects (module docstring)."""
     decided = [i for i, p in enumerate(parts) if p.p_contradiction is not None]
@@ -220,4 +263,4 @@ def combine(
             m = len(decided)
             note = f"contradicted before Holm's correction across {m} parts (p = {parts[i].p_contradiction:.3g})"
             final[i] = dataclasses.replace(parts[i], verdict="inconclusive", note=note)
-    return ClaimOutcome(claim, model, scope, tuple(final), tuple(seeds) if seeds is not None else None)
+    return ClaimOutcome(claim, model, scope, tuple(final), tuple(seeds) if seeds is not None else None, expected)

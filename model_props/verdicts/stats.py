@@ -1,31 +1,36 @@
-"""Intervals, p-values, decisions and multiplicity: the one statistics module of claims, gate and study (design Sec. 7).
+"""Intervals, p-values, decisions and multiplicity: the one statistics module of verdicts, gate and study.
 
 Every part of a claim reduces to a scalar statistic and a rule ``statistic <direction> threshold``. Its
 interval depends on what the verdict is about (its *scope*):
 
 - **checkpoint** (one set of weights): a percentile bootstrap over the report's sampling units (images,
-  mini-batches). Two models measured on the same samples (the same test images, noise draws or Hessian
-  batches) are compared *paired*: one resample of the shared indices feeds both (:func:`bootstrap` of a
-  difference); models on different samples (e.g. trained on different subsets) by :func:`bootstrap_two_sample`.
+  mini-batches). A statistic is evaluated on every resample at once: it takes a ``(resamples, n)`` matrix of
+  indices into its samples and returns one value per row (:data:`~model_props.claims.base.Statistic`), so 2,000
+  resamples cost one vectorised call instead of 2,000 Python calls. Two models measured on the same samples (the
+  same test images, noise draws or Hessian batches) are compared *paired*: one resample of the shared indices
+  feeds both (:func:`bootstrap` of a difference); models on different samples by :func:`bootstrap_two_sample`.
   Resamples on which the statistic is undefined (NaN) are dropped and counted.
-- **architecture** (a recipe trained with k >= 3 seeds, the seed the unit of replication): a t interval over
-  the per-seed estimates (:func:`t_interval`), and Welch's interval for the difference of two recipes, whose
-  seeds are independent (:func:`welch_interval`). Each per-seed estimate carries its own within-seed sampling
-  error, so the spread of the k estimates holds the between-seed and within-seed variance together: this is
-  the summary-statistics estimator of a one-way random-effects mean (Searle, Casella & McCulloch 1992,
-  Sec. 3.6; DerSimonian & Laird 1986), exact under normality for equal within-seed variances, and the
-  t quantile with k - 1 degrees of freedom is the small-k correction. ``test_stats.py`` simulates known
-  within- and between-seed variances and finds 95 % coverage for k = 3, 5, 10, where one seed's bootstrap
-  interval undercovers the architecture's mean.
+- **architecture** (a recipe trained with k >= 3 seeds, the seed the unit of replication): a t interval over the
+  per-seed estimates (:func:`t_interval`). The seed study is a two-stage sample: each training seed draws its own
+  measurement sample (test images, noise, attack starts, Hessian batches), so each per-seed estimate carries its
+  within-seed sampling error and the spread of the k estimates holds the between-seed and within-seed variance
+  together (the summary-statistics estimator of a one-way random-effects mean: Searle, Casella & McCulloch 1992,
+  Sec. 3.6; exact under normality with equal within-seed variances; the t quantile with k - 1 degrees of freedom
+  is the small-k correction). Two recipes of one seed index share that seed's data order and measurement sample,
+  so a comparison is **paired by seed index**: a t interval over the per-seed differences
+  (:func:`paired_interval`). Welch's interval (:func:`welch_interval`) is only for two groups that share nothing
+  (a user's checkpoints against a reference's study seeds).
 
 Verdicts (:func:`decide`): *supported* when the interval lies on the claimed side of the threshold,
 *contradicted* when it lies on the other side, else *inconclusive*. Within a claim, parts are combined by an
 intersection-union rule (supported only when every applicable part is) and contradictions are controlled by
 Holm's step-down procedure (:func:`holm`) on one-sided p-values (:meth:`Estimate.p_value`) at level
-(1 - confidence) / 2, the one-sided level that matches the two-sided interval.
+(1 - confidence) / 2, the one-sided level that matches the two-sided interval. An inconclusive part reports its
+minimum detectable effect (:func:`~.effects.minimum_detectable_effect`): how far from the threshold a true effect must lie
+for this design to decide it with 80 % power.
 
-A new seed's estimate is predicted by :func:`prediction_interval` (mean +- t s sqrt(1 + 1/k)), which sets and
-checks the seed study's expectations. All resampling uses ``numpy.random.Generator(seed)``.
+A new seed's estimate is predicted by :func:`prediction_interval` (mean +- t s sqrt(1 + 1/k)), which checks the
+seed study's held-out seeds and a live run's own seed. All resampling uses ``numpy.random.Generator(seed)``.
 """
 
 from __future__ import annotations
@@ -39,17 +44,19 @@ from typing import Literal
 import numpy as np
 from scipy import stats as sps
 
+from ..claims.base import Direction
+
 __all__ = [
-    "Direction", "Verdict", "Scope", "Estimate", "N_BOOT", "MIN_SEEDS", "bootstrap", "bootstrap_two_sample",
-    "t_interval", "welch_interval", "decide", "holm", "contradiction_p", "settle_point", "effect_origin", "prediction_interval", "prediction_p",
-    "samples_to_settle", "standardized_effect",
+    "Direction", "Verdict", "Scope", "Estimate", "N_BOOT", "MIN_SEEDS", "POWER", "bootstrap", "bootstrap_two_sample",
+    "resamples", "t_interval", "paired_interval", "welch_interval", "decide", "holm", "contradiction_p",
+    "settle_point", "effect_origin",
 ]  # fmt: skip
 
-Direction = Literal["greater", "less", "within"]  # within: equivalence, |statistic| < threshold
 Verdict = Literal["supported", "contradicted", "inconclusive"]
 Scope = Literal["checkpoint", "architecture"]
 N_BOOT = 2000
 MIN_SEEDS = 3  # an architecture verdict needs at least this many seeds
+POWER = 0.8  # the power at which a minimum detectable effect is stated
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,20 @@ class Estimate:
     @property
     def interval(self) -> tuple[float, float]:
         return (self.low, self.high)
+
+    @property
+    def standard_error(self) -> float:
+        """The t interval's standard error, or the bootstrap replicates' standard deviation."""
+        if self.t is not None:
+            return self.t[1]
+        if self.replicates is not None and len(self.replicates) > 1:
+            return float(np.std(self.replicates, ddof=1))
+        return (self.high - self.low) / (2.0 * NormalDist().inv_cdf(0.5 + self.level / 2.0))
+
+    def quantile(self, p: float) -> float:
+        """The ``p`` quantile of the estimate's reference distribution, in standard errors: Student's t with the
+        interval's degrees of freedom, or the normal for a bootstrap."""
+        return float(sps.t.ppf(p, self.t[2])) if self.t is not None else NormalDist().inv_cdf(p)
 
     def p_value(self, threshold: float, alternative: Literal["less", "greater"]) -> float:
         """One-sided p-value of H0 "the statistic is on the other side of ``threshold``" against H1 "it is
@@ -103,57 +124,88 @@ def _kept(boot: np.ndarray) -> tuple[np.ndarray, int]:
     return boot[finite], int((~finite).sum())
 
 
-def bootstrap(
-    n: int, statistic: Callable[[np.ndarray], float], *, level: float = 0.95, seed: int = 0, n_boot: int = N_BOOT,
-    method: str = "percentile bootstrap",
-) -> Estimate:  # fmt: skip
-    """Percentile bootstrap of ``statistic(indices)`` over ``n`` exchangeable samples.
+def resamples(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """A ``(n_boot, n)`` matrix of indices drawn with replacement: row b is resample b."""
+    return rng.integers(0, n, (n_boot, n))
 
-    ``statistic`` receives an index array into the samples (``arange(n)`` for the point estimate), so ratio-of-sums
-    statistics such as minibatch CKA resample whole batches, and a difference ``A(i) - B(i)`` of two models
-    measured on the same samples is a paired bootstrap."""
+
+def _rows(statistic: Callable[..., np.ndarray], *idx: np.ndarray) -> np.ndarray:
+    values = np.asarray(statistic(*idx), dtype=float)
+    if values.shape != (len(idx[0]),):
+        raise ValueError(f"a statistic returns one value per resample: shape {values.shape} for {len(idx[0])} rows")
+    return values
+
+
+def bootstrap(
+    n: int, statistic: Callable[[np.ndarray], np.ndarray], *, level: float = 0.95, seed: int = 0,
+    n_boot: int = N_BOOT, method: str = "percentile bootstrap",
+) -> Estimate:  # fmt: skip
+    """Percentile bootstrap of ``statistic`` over ``n`` exchangeable samples.
+
+    ``statistic`` receives a ``(rows, n)`` index matrix into the samples, each row one resample (``arange(n)``
+    as the single row of the point estimate), and returns one value per row: ratio-of-sums statistics such as
+    minibatch CKA resample whole batches, and a difference ``A(i) - B(i)`` of two models measured on the same
+    samples is a paired bootstrap."""
     if n < 2:
         raise ValueError(f"bootstrap needs at least 2 samples, got n={n}")
     rng = np.random.default_rng(seed)
-    boot, dropped = _kept(np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=float))
+    boot, dropped = _kept(_rows(statistic, resamples(n, n_boot, rng)))
     low, high = _percentile(boot, level)
-    return Estimate(float(statistic(np.arange(n))), low, high, level, n, method, boot, dropped=dropped)
+    value = float(_rows(statistic, np.arange(n)[None, :])[0])
+    return Estimate(value, low, high, level, n, method, boot, dropped=dropped)
 
 
 def bootstrap_two_sample(
-    n_a: int, n_b: int, statistic: Callable[[np.ndarray, np.ndarray], float], *, level: float = 0.95,
+    n_a: int, n_b: int, statistic: Callable[[np.ndarray, np.ndarray], np.ndarray], *, level: float = 0.95,
     seed: int = 0, n_boot: int = N_BOOT,
 ) -> Estimate:  # fmt: skip
-    """Percentile bootstrap of ``statistic(idx_a, idx_b)`` resampling two independent samples."""
+    """Percentile bootstrap of ``statistic(idx_a, idx_b)`` resampling two independent samples (index matrices of
+    ``n_boot`` rows each)."""
     if min(n_a, n_b) < 2:
         raise ValueError(f"bootstrap needs at least 2 samples per group, got {n_a} and {n_b}")
     rng = np.random.default_rng(seed)
-    draws = [statistic(rng.integers(0, n_a, n_a), rng.integers(0, n_b, n_b)) for _ in range(n_boot)]
-    boot, dropped = _kept(np.array(draws, dtype=float))
+    boot, dropped = _kept(_rows(statistic, resamples(n_a, n_boot, rng), resamples(n_b, n_boot, rng)))
     low, high = _percentile(boot, level)
-    value = float(statistic(np.arange(n_a), np.arange(n_b)))
+    value = float(_rows(statistic, np.arange(n_a)[None, :], np.arange(n_b)[None, :])[0])
     return Estimate(value, low, high, level, n_a, "two-sample percentile bootstrap", boot, None, dropped, n_b)
 
 
+def _array(values: Sequence[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
 def _defined(values: Sequence[float | None]) -> tuple[np.ndarray, int]:
-    arr = np.array([np.nan if v is None else v for v in values], dtype=float)
+    arr = _array(values)
     return arr[np.isfinite(arr)], int((~np.isfinite(arr)).sum())
 
 
-def t_interval(values: Sequence[float | None], *, level: float = 0.95) -> Estimate:
+def t_interval(values: Sequence[float | None], *, level: float = 0.95, method: str = "t over seeds") -> Estimate:
     """Student's t interval of the mean of per-seed estimates (undefined ones dropped and counted)."""
     x, dropped = _defined(values)
     if len(x) < 2:
         raise ValueError(f"a t interval needs at least 2 defined per-seed values, got {len(x)}")
-    low, high = sps.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
-    se = float(x.std(ddof=1) / math.sqrt(len(x)))
     mean = float(x.mean())
-    return Estimate(mean, float(low), float(high), level, len(x), "t over seeds", t=(mean, se, len(x) - 1.0),
+    se = 0.0 if np.ptp(x) == 0 else float(x.std(ddof=1) / math.sqrt(len(x)))
+    if se == 0.0:  # scipy's interval is NaN for a constant sample
+        low = high = mean
+    else:
+        low, high = sps.ttest_1samp(x, 0.0).confidence_interval(confidence_level=level)
+    return Estimate(mean, float(low), float(high), level, len(x), method, t=(mean, se, len(x) - 1.0),
                     dropped=dropped)  # fmt: skip
 
 
+def paired_interval(a: Sequence[float | None], b: Sequence[float | None], *, level: float = 0.95) -> Estimate:
+    """The t interval of mean(a_i - b_i) over the seed indices i where both are defined: two recipes of one seed
+    index share its data order and measurement sample (a paired design); a seed undefined on either side is
+    dropped and counted."""
+    if len(a) != len(b):
+        raise ValueError(f"a paired interval needs one value per seed on both sides, got {len(a)} and {len(b)}")
+    return t_interval(list(_array(a) - _array(b)), level=level, method="paired t over seeds")
+
+
 def welch_interval(a: Sequence[float | None], b: Sequence[float | None], *, level: float = 0.95) -> Estimate:
-    """Welch's interval of mean(a) - mean(b) for two independent groups of per-seed estimates."""
+    """Welch's interval of mean(a) - mean(b) for two independent groups of per-seed estimates (groups that share
+    nothing: no seed index, no sample)."""
     x, dropped_a = _defined(a)
     y, dropped_b = _defined(b)
     if min(len(x), len(y)) < 2:
@@ -222,45 +274,3 @@ def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
             break
         rejected[i] = True
     return rejected
-
-
-def prediction_interval(values: Sequence[float | None], *, level: float = 0.95) -> tuple[float, float]:
-    """Where a new seed's estimate should fall: mean +- t_{k-1} s sqrt(1 + 1/k) of the k defined values."""
-    x, _ = _defined(values)
-    if len(x) < 2:
-        raise ValueError(f"a prediction interval needs at least 2 defined values, got {len(x)}")
-    half = float(sps.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) * math.sqrt(1 + 1 / len(x)))
-    return float(x.mean() - half), float(x.mean() + half)
-
-
-def prediction_p(values: Sequence[float | None], new: float) -> float:
-    """Two-sided p-value of a new seed's estimate under the predictive t distribution of ``values``."""
-    x, _ = _defined(values)
-    scale = float(x.std(ddof=1) * math.sqrt(1 + 1 / len(x)))
-    if scale == 0.0:
-        return 1.0 if math.isclose(new, float(x.mean()), rel_tol=1e-9, abs_tol=1e-12) else 0.0
-    return float(2 * sps.t.sf(abs(new - x.mean()) / scale, len(x) - 1))
-
-
-def samples_to_settle(est: Estimate, threshold: float) -> int | None:
-    """Sampling units (images, batches or seeds) needed for the interval to exclude ``threshold`` if the estimate
-    stays where it is: the half-width shrinks like 1/sqrt(n), n' = n (half-width / |estimate - threshold|)^2.
-    None when the estimate sits on the threshold (no sample size settles it)."""
-    gap = abs(est.value - threshold)
-    if gap == 0.0:
-        return None
-    half = (est.high - est.low) / 2.0
-    return max(est.n + 1, math.ceil(est.n * (half / gap) ** 2))
-
-
-def standardized_effect(est: Estimate, threshold: float = 0.0) -> float:
-    """Cohen's d-style effect size of a mean statistic: (estimate - threshold) / (sample standard deviation).
-
-    The standard deviation is recovered from the interval: SE = (high - low) / (2 z_level) and SD = SE sqrt(n).
-    For a plain mean this is Cohen's d against the threshold; for a two-sample difference with ``n`` the
-    first group it is an approximate d."""
-    z = NormalDist().inv_cdf(0.5 + est.level / 2.0)
-    sd = (est.high - est.low) / (2.0 * z) * math.sqrt(est.n)
-    if sd == 0.0:
-        return math.copysign(math.inf, est.value - threshold) if est.value != threshold else 0.0
-    return (est.value - threshold) / sd

@@ -1,13 +1,14 @@
-"""Judging a claim on a model under test, at the scope its models allow (design Sec. 3).
+"""Gathering the evidence a claim is judged on, for a model under test, at the scope its models allow.
 
-- A reference or variant of a profile that has a seed study is judged at **architecture** scope from the study's
-  per-seed estimates (every seed), against the expectation its setting seeds give; this machine's own weights
-  are judged at checkpoint scope beside it (``live``: the figures, and the reproduction test).
-- A user's model given 3 or more checkpoints (its training seeds) is judged at architecture scope over them; a
-  comparison with a reference reads the reference's seeds from the study.
-- Anything else (one checkpoint, pretrained weights measured on the user's images, a model trained here by the
-  ``custom`` recipe, a mutant, a profile without a study, ``--claims-scope checkpoint``) is judged at
-  **checkpoint** scope: these weights.
+Which scope applies is :func:`~model_props.verdicts.scope.route`'s to say; this module collects what that scope
+reads and hands it to the pure judge (:func:`~model_props.verdicts.judge`):
+
+- ``study`` (a reference of a profile with a seed study): the study's per-seed estimates over every seed, with
+  the reviewed expectation snapshot's entry for the claim; this machine's live weights are judged at checkpoint
+  scope beside it (``live``: the figures, the numbers beside each verdict, the mutants' same-scope base).
+- ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint; a compared reference's
+  seeds from the study (two groups that share nothing: Welch).
+- ``checkpoint``: the reports of these weights and of the models a part compares them with.
 
 A part is skipped, with the reason, where a model it reads is below twice chance accuracy (a mutant excepted:
 it is broken on purpose), where it needs end-of-warm-up weights of a model that has none (a --checkpoint is one
@@ -18,31 +19,29 @@ pretrained model on the user's folder), or where it reads a training loss the us
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..claims.base import Claim, Part, below_chance
-from ..claims.evaluation import Measured, evaluate_architecture, evaluate_checkpoint, point_value
-from ..claims.expectations import Expectation
-from ..claims.outcome import ClaimOutcome
-from ..claims.stats import MIN_SEEDS
-from ..errors import ConfigError, NotApplicable
-from .estimates import estimate_memo
+from ..errors import NotApplicable, StudyError
+from ..verdicts import Evidence, Measured, OnReports, PerSeed, Skipped, judge, point_value
+from ..verdicts.evidence import PartEvidence
+from ..verdicts.outcome import ClaimOutcome, Expected
+from ..verdicts.scope import Route, route
+from ..verdicts.snapshot import snapshot_name, update_command
+from .inputs import too_few
 from .pairs import pair_reports
 from .pretrained import FolderData
 from .store import ModelStore
 from .tested import ModelUnderTest
 
-__all__ = ["Judgement", "judge"]
-
-SAMPLINGS = ("images", "batches", "train_images")
+__all__ = ["Judgement", "judge_claim", "route_of"]
 
 
 @dataclass
 class Judgement:
-    outcome: ClaimOutcome  # the verdict at its scope, with the expectation where the study sets one
+    outcome: ClaimOutcome  # the verdict at its scope, with the snapshot's expectation for a reference
     live: ClaimOutcome | None  # this machine's weights at checkpoint scope, when the verdict is about more
-    expectation: Expectation | None
     used: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # the live reports read, for the figures
 
 
@@ -73,16 +72,16 @@ class _Live:
                                     "both")  # fmt: skip
         return self.store.get(name, "warmup" if checkpoint == "warmup" else "final")
 
-    def reports(self, name: str | None, kind: str, checkpoint: str) -> Measured:
+    def measured(self, name: str | None, part: Part) -> Measured:
         name = name or self.tested.name
-        model = self.model(name, checkpoint)
-        base, _, partner = kind.partition("@")
+        model = self.model(name, part.checkpoint)
+        base, _, partner = part.reads.partition("@")
         if partner in self.substitutes:  # a stand-in for the pair's other model: apart from the store's pair reports
             report = pair_reports(self.store, model, base, partner, stand_in=self.substitutes[partner])
         else:
-            report = self.store.report_for(model, kind)
-        self.used[(name, kind, checkpoint)] = report
-        return Measured(report, {s: self.store.samples(model, kind, s) for s in SAMPLINGS})
+            report = self.store.report_for(model, part.reads)
+        self.used[(name, part.reads, part.checkpoint)] = report
+        return Measured(name, report, self.store.samples(model, part.reads, part.sampling))
 
     def _folder_skip(self, part: Part, folder: FolderData) -> str | None:
         """Why a part does not apply to a model measured on the user's images, if it does not: it compares with a
@@ -132,31 +131,38 @@ class _Live:
                     return reason
         return None
 
+    def part_evidence(self, part: Part) -> PartEvidence:
+        reason = part.applies(self.tested.anatomy) or self.skip(part)
+        if reason is None and self.store.folder(self.tested.dataset) is not None:  # the user's --claims-images
+            images = len(self.store.dataset(self.tested.dataset).test)
+            reason = too_few(part, self.store.measurement_settings(self.tested), images)
+        if reason is not None:
+            return Skipped(reason)
+        try:
+            subject = self.measured(part.subject, part)
+            return OnReports(subject, self.measured(part.versus, part) if part.versus else None)
+        except NotApplicable as exc:
+            return Skipped(str(exc))
 
-def _checkpoint(store: ModelStore, claim: Claim, tested: ModelUnderTest, substitutes) -> tuple[ClaimOutcome, _Live]:
-    live = _Live(store, tested, substitutes or {})
-    s = store.settings
-    memo = estimate_memo(s.cache_dir, claim, recompute=s.remeasure)
-    outcome = evaluate_checkpoint(claim, tested.name, tested.anatomy, live.reports, seed=s.seed,
-                                  n_boot=store.profile.measurement.n_boot, skip_part=live.skip, memo=memo)  # fmt: skip
-    return outcome, live
+    def evidence(self, claim: Claim) -> Evidence:
+        return Evidence(claim, self.tested.name, "checkpoint", {p.name: self.part_evidence(p) for p in claim.parts})
 
 
-def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> ClaimOutcome:
+def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Evidence:
     """A user's model over its checkpoints (training seeds); a compared reference over the study's seeds."""
     replicas = store.replicas(tested.name)
     study = store.study
+    classes = store.dataset(tested.dataset).num_classes
 
-    def per_seed(part: Part, name: str | None) -> list[float | None]:
-        if name is None or name == tested.name:
-            return [point_value(part, store.report_for(r, part.reads)) for r in replicas]
+    def per_seed(part: Part, name: str) -> tuple[tuple[float | None, ...], bool]:
+        """The per-seed values of ``name`` and whether they come from the study."""
+        if name == tested.name:
+            return tuple(point_value(part, store.report_for(r, part.reads)) for r in replicas), False
         if study is None:
             raise NotApplicable(f"an architecture comparison needs {name}'s seeds, and profile {store.profile.name!r} "
                                 "has no seed study")  # fmt: skip
         study.check(claim, store.profile)
-        return study.values(claim, part, name)
-
-    classes = store.dataset(tested.dataset).num_classes
+        return tuple(study.values(claim, part, name)), True
 
     def skip(part: Part) -> str | None:
         if part.checkpoint == "warmup" and (part.subject or tested.name) == tested.name:
@@ -168,13 +174,48 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> ClaimO
         others = [n for n in _reads(part, tested.name) if n != tested.name]
         return next((r for n in others if study and (r := study.recipe_below_chance(n, part.checkpoint))), None)
 
-    return evaluate_architecture(claim, tested.name, tested.anatomy, per_seed, seeds=tuple(range(len(replicas))),
-                                 skip_part=skip)  # fmt: skip
+    def part_evidence(part: Part) -> PartEvidence:
+        reason = part.applies(tested.anatomy) or skip(part)
+        if reason is not None:
+            return Skipped(reason)
+        try:
+            subject_name = part.subject or tested.name
+            subject, from_study = per_seed(part, subject_name)
+            if part.versus is None:
+                return PerSeed(subject_name, subject)
+            versus, versus_from_study = per_seed(part, part.versus)
+        except NotApplicable as exc:
+            return Skipped(str(exc))
+        return PerSeed(subject_name, subject, part.versus, versus, paired=from_study and versus_from_study)
+
+    seeds = tuple(range(len(replicas)))
+    return Evidence(claim, tested.name, "architecture", {p.name: part_evidence(p) for p in claim.parts}, seeds)
 
 
-def judge(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, substitutes=None) -> Judgement:
+def route_of(store: ModelStore, tested: ModelUnderTest, *, stand_in: bool = False, scope: str | None = None) -> Route:
+    """How ``tested`` is judged in this session (:func:`~model_props.verdicts.scope.route`)."""
+    s = store.settings
+    return route(scope or s.scope, tested.name, checkpoints=len(s.checkpoints.get(tested.name, ())),
+                 reference=tested.name in store.profile.recipes, has_study=store.study is not None,
+                 stand_in=stand_in or tested.mutation is not None)  # fmt: skip
+
+
+def _expected(store: ModelStore, claim: Claim, model: str) -> Expected:
+    """The snapshot's expectation of ``claim`` on reference ``model`` (an empty one where the snapshot has no entry:
+    every part then differs from it, and the test says how to write it)."""
+    snapshot = store.snapshot
+    if snapshot is None:
+        raise StudyError(f"profile {store.profile.name!r} has a seed study and no expectation snapshot "
+                         f"({snapshot_name(store.profile.name)}); write it and review it: "
+                         f"{update_command(store.profile.name)}")  # fmt: skip
+    return snapshot.expected(claim, model) or Expected({}, snapshot.source, update_command(store.profile.name))
+
+
+def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, substitutes=None,
+                scope: str | None = None) -> Judgement:  # fmt: skip
     """The claim's judgement on ``tested`` (module docstring); raises :class:`NotApplicable` when it does not
-    apply, and :class:`~model_props.errors.StudyError` when the study it would read is stale."""
+    apply, and :class:`~model_props.errors.StudyError` when the study it would read is stale. ``scope`` overrides
+    the session's requested scope (e.g. ``"checkpoint"`` for a mutant's base, judged like its mutant)."""
     s = store.settings
     reason = claim.skip_reason(tested.anatomy, tested.name, store.profile.recipes)
     if reason is not None:
@@ -182,21 +223,18 @@ def judge(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, substitute
     comparators = {ref: store.get(spec) for ref, spec in s.versus.items() if ref in claim.named_models}
     if comparators:  # the user's comparators stand in for the references they name (a mutant's substitute wins)
         substitutes = {**comparators, **(substitutes or {})}
-    checkpoints = s.checkpoints.get(tested.name, ())
+    how = route_of(store, tested, stand_in=bool(substitutes), scope=scope)
+    if how == "replicas":
+        return _judged(Judgement(judge(_replicas(store, claim, tested)), None))
+    live = _Live(store, tested, substitutes or {})
+    outcome = judge(live.evidence(claim), seed=s.seed, n_boot=store.profile.measurement.n_boot)
+    if how == "checkpoint":
+        return _judged(Judgement(outcome, None, live.used))
     study = store.study
-    mutant = tested.mutation is not None or bool(substitutes)
-    if s.scope != "checkpoint" and not mutant and len(checkpoints) >= MIN_SEEDS:
-        return _judged(Judgement(_replicas(store, claim, tested), None, None))
-    if s.scope == "architecture" and not (study and tested.name in store.profile.recipes and not checkpoints):
-        raise ConfigError(f"--claims-scope architecture needs at least {MIN_SEEDS} checkpoints (training seeds) of "
-                          f"{tested.name}, got {len(checkpoints) or 'none'}: give --checkpoint='runs/seed*.safetensors'")  # fmt: skip
-    outcome, live = _checkpoint(store, claim, tested, substitutes)
-    if s.scope == "checkpoint" or mutant or study is None or tested.name not in store.profile.recipes or checkpoints:
-        return _judged(Judgement(outcome, None, None, live.used))
+    assert study is not None  # the study route is taken only where there is one
     study.check(claim, store.profile)
-    expectation = study.expectation(claim, tested.name)
-    architecture = replace(study.evaluate(claim, tested.name), expected=expectation.parts)
-    return _judged(Judgement(architecture, outcome, expectation, live.used))
+    architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
+    return _judged(Judgement(architecture, outcome, live.used))
 
 
 def _judged(judgement: Judgement) -> Judgement:

@@ -1,0 +1,27 @@
+"""Verdicts: the one home of how a claim is judged (design: the verdict says what it is about).
+
+Owns the statistics (:mod:`.stats`: bootstrap and t intervals, decisions, Holm, prediction intervals, minimum
+detectable effects), the evidence a claim is judged on (:mod:`.evidence`) and the judge, a pure function of it
+(:mod:`.judge`), what a test makes of the outcome (:mod:`.outcome`), the rule that picks a verdict's scope
+(:mod:`.scope`), the seed study read back as evidence (:mod:`.study`), the reviewed expectation snapshot the claim
+tests assert (:mod:`.snapshot`) and the reproduction of the study by a live run (:mod:`.reproduction`).
+
+May import: :mod:`model_props.claims` (the catalogue, as data) and the layers beneath it; never the session, the
+plugin or the reporting, which gather the evidence and show the verdicts.
+"""
+
+from .evidence import Evidence, Measured, OnReports, PerSeed, Skipped, point_value
+from .judge import judge
+from .outcome import (
+    ClaimContradicted,
+    ClaimInconclusive,
+    ClaimOutcome,
+    ExpectationMismatch,
+    Expected,
+    PartOutcome,
+)
+
+__all__ = [
+    "Evidence", "Measured", "OnReports", "PerSeed", "Skipped", "point_value", "judge", "ClaimContradicted",
+    "ClaimInconclusive", "ClaimOutcome", "ExpectationMismatch", "Expected", "PartOutcome",
+]  # fmt: skip

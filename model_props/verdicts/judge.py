@@ -1,0 +1,150 @@
+"""Claim x evidence -> verdict, at either scope: a pure function of the :class:`~.evidence.Evidence`.
+
+- **checkpoint** (:class:`~.evidence.OnReports`): each part's statistic is bootstrapped over its report's sampling
+  units, every resample in one vectorised call; a comparison of two models measured on the same samples (equal
+  sample identities) is bootstrapped paired, otherwise as two samples.
+- **architecture** (:class:`~.evidence.PerSeed`): each part's per-seed estimates give a t interval over seeds; a
+  comparison of two recipes of one study is paired by seed index (a t interval over the per-seed differences),
+  one of groups that share nothing (a user's checkpoints against a reference's study seeds) gives Welch's.
+
+Both then combine the parts (:func:`~.outcome.combine`: intersection-union for *supported*, Holm for
+*contradicted*). A part whose evidence is :class:`~.evidence.Skipped`, whose statistic finds nothing to read
+(:class:`~model_props.errors.NotApplicable`), whose report has fewer sampling units than the statistic needs
+(``Part.min_samples``), or whose statistic is undefined where the part says it may be (``Part.undefined``) is
+skipped with the reason; any other NaN is an error. A measurement that does not vary (the statistic is the same on
+every resample, or on every seed) is *degenerate*: the part says why (``Part.degenerate``) instead of asking for
+more samples, whatever its verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..claims.base import Part
+from ..errors import ModelPropsError, NotApplicable
+from .evidence import Evidence, Measured, OnReports, PerSeed, Skipped, point_value
+from .outcome import ClaimOutcome, PartOutcome, combine, measured
+from .stats import (
+    MIN_SEEDS,
+    N_BOOT,
+    Estimate,
+    bootstrap,
+    bootstrap_two_sample,
+    paired_interval,
+    t_interval,
+    welch_interval,
+)  # fmt: skip
+
+__all__ = ["judge"]
+
+
+def _undefined(part: Part, model: str, value: float, where: str) -> str:
+    """The skip reason of a statistic that is undefined (NaN) where the part allows it; an error elsewhere."""
+    if not part.undefined:
+        raise ModelPropsError(
+            f"[{part.name}] on {model}: the statistic '{part.statistic_name}' is undefined ({value}) {where}"
+        )
+    return f"'{part.statistic_name}' is undefined {where}: {part.undefined}"
+
+
+def _degenerate(part: Part, values: np.ndarray | None, over: str) -> str:
+    """Why the part's measurement does not vary, where its values over resamples or seeds are all one number."""
+    if values is None:
+        return ""
+    values = values[np.isfinite(values)]
+    if len(values) < 2 or np.ptp(values) > 0:
+        return ""
+    return part.degenerate or f"the statistic is {values[0]:.4g} on every {over}: its measurement does not vary"
+
+
+def _too_few(part: Part, measured: Measured) -> str | None:
+    n = measured.report.size(part.sampling)
+    if n >= part.min_samples:
+        return None
+    return (f"'{part.statistic_name}' needs at least {part.min_samples} {part.sampling} of {measured.name}, and its "
+            f"report has {n}")  # fmt: skip
+
+
+def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot: int) -> PartOutcome:
+    stat, subject, other = part.statistic, evidence.subject, evidence.versus
+    if (few := _too_few(part, subject) or (_too_few(part, other) if other else None)) is not None:
+        return PartOutcome(part, "skipped", reason=few)
+    n = subject.report.size(part.sampling)
+    value = point_value(part, subject.report)  # raises NotApplicable before any resampling
+    if math.isnan(value):
+        return PartOutcome(part, "skipped", reason=_undefined(part, subject.name, value, "on its sample"))
+    if other is None:
+        one = bootstrap(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot)
+        return measured(part, one, degenerate=_degenerate(part, one.replicates, f"resample of its {part.sampling}"))
+    if math.isnan(point_value(part, other.report)):
+        return PartOutcome(part, "skipped", reason=_undefined(part, other.name, math.nan, f"on {other.name}"))
+    m = other.report.size(part.sampling)
+    if subject.samples == other.samples and n == m:
+        diff = bootstrap(n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed,
+                         n_boot=n_boot, method="paired percentile bootstrap")  # fmt: skip
+        return measured(part, diff, paired=True,
+                        degenerate=_degenerate(part, diff.replicates, f"resample of its {part.sampling}"))  # fmt: skip
+    two = bootstrap_two_sample(n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level,
+                               seed=seed, n_boot=n_boot)  # fmt: skip
+    return measured(part, two, paired=False,
+                    degenerate=_degenerate(part, two.replicates, f"resample of its {part.sampling}"))  # fmt: skip
+
+
+def _defined(values: Sequence[float | None]) -> int:
+    return sum(v is not None and not math.isnan(v) for v in values)
+
+
+def _seed_interval(evidence: PerSeed, level: float) -> Estimate:
+    if evidence.versus is None:
+        return t_interval(evidence.subject, level=level)
+    if evidence.paired:
+        return paired_interval(evidence.subject, evidence.versus, level=level)
+    return welch_interval(evidence.subject, evidence.versus, level=level)
+
+
+def _per_seed(part: Part, model: str, evidence: PerSeed, level: float) -> PartOutcome:
+    groups = {evidence.subject_name: evidence.subject}
+    if evidence.versus_name is not None and evidence.versus is not None:
+        groups[evidence.versus_name] = evidence.versus
+    undefined = {name: len(v) - _defined(v) for name, v in groups.items() if len(v) > _defined(v)}
+    where = "on " + ", ".join(f"{n} of {len(groups[name])} seeds of {name}" for name, n in undefined.items())
+    reason = _undefined(part, model, math.nan, where) if undefined else ""  # raises unless allowed
+    usable = {name: _defined(v) for name, v in groups.items()}
+    if evidence.paired and evidence.versus is not None:  # a paired difference needs both sides of a seed
+        both = sum(a is not None and b is not None and not (math.isnan(a) or math.isnan(b))
+                   for a, b in zip(evidence.subject, evidence.versus))  # fmt: skip
+        usable = {"both models": both}
+    short = {name: k for name, k in usable.items() if k < MIN_SEEDS}
+    if short:
+        needs = f"an architecture verdict needs at least {MIN_SEEDS} seeds with a value"
+        got = ", ".join(f"{name} has {k}" for name, k in short.items())
+        return PartOutcome(part, "skipped", reason=f"{reason + '; ' if reason else ''}{needs}; {got}")
+    seeds = {name: list(v) for name, v in groups.items()}
+    paired = evidence.paired if evidence.versus is not None else None
+    per_seed = np.array([np.nan if v is None else v for v in evidence.subject], dtype=float)
+    if evidence.versus is not None and evidence.paired:
+        per_seed = per_seed - np.array([np.nan if v is None else v for v in evidence.versus], dtype=float)
+    flat = _degenerate(part, per_seed, "seed") if evidence.versus is None or evidence.paired else ""
+    return measured(part, _seed_interval(evidence, level), paired=paired, seeds=seeds, degenerate=flat)
+
+
+def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOutcome:
+    """The claim's outcome on the evidence (module docstring): ``seed`` and ``n_boot`` drive the bootstrap of a
+    checkpoint-scope part."""
+    claim = evidence.claim
+    outcomes = []
+    for part in claim.parts:
+        found = evidence.parts.get(part.name, Skipped("no evidence was gathered for it"))
+        try:
+            if isinstance(found, Skipped):
+                outcomes.append(PartOutcome(part, "skipped", reason=found.reason))
+            elif isinstance(found, OnReports):
+                outcomes.append(_on_reports(part, found, claim.level, seed, n_boot))
+            else:
+                outcomes.append(_per_seed(part, evidence.model, found, claim.level))
+        except NotApplicable as exc:  # the statistic finds nothing to read in the report
+            outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
+    return combine(claim, evidence.model, evidence.scope, outcomes, evidence.seeds, evidence.expected)

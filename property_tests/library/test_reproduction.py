@@ -1,0 +1,70 @@
+"""The reproduction of the seed study by a live run, judged with a hand-made study: a live estimate inside the
+study's prediction intervals passes, one shifted far outside fails, one undefined where the study's is defined
+fails, and each statistic is checked once however many claims read it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from model_props.claims import get_claim
+from model_props.training.profiles import load_profile
+from model_props.verdicts.reproduction import StudyStatistic, held_out, reproduce
+from model_props.verdicts.study import SeedStudy
+
+PROFILE = load_profile("smoke")
+APE = get_claim("park2022.msa-flattens-loss").parts[0]
+
+
+def statistics() -> list[StudyStatistic]:
+    return [
+        StudyStatistic("test accuracy of vit (final)", "vit", "final", (0.80, 0.82, 0.78, 0.81, 0.79)),
+        StudyStatistic("APE of vit", "vit", "warmup", (40.0, 52.0, 47.0, 44.0, 50.0), APE),
+    ]
+
+
+def test_live_estimates_inside_their_prediction_intervals_pass():
+    found = reproduce("vit", statistics(), {"test accuracy of vit (final)": 0.80, "APE of vit": 46.0}, PROFILE)
+    assert not found.failed and len(found.checks) == 2
+    assert found.level == pytest.approx(0.05 / len(PROFILE.references))
+
+
+def test_a_shifted_live_estimate_fails_and_names_itself():
+    found = reproduce("vit", statistics(), {"test accuracy of vit (final)": 0.80, "APE of vit": 400.0}, PROFILE)
+    (failed,) = found.failed
+    assert failed.what == "APE of vit" and "OUTSIDE" in found.message()
+
+
+def test_a_live_value_undefined_where_the_study_is_defined_fails():
+    found = reproduce("vit", statistics(), {"test accuracy of vit (final)": 0.80, "APE of vit": math.nan}, PROFILE)
+    (failed,) = found.failed
+    assert failed.what == "APE of vit" and failed.p == 0.0 and "UNDEFINED" in found.message()
+    partly = [StudyStatistic("APE of vit", "vit", "warmup", (40.0, None, 47.0, 44.0, 50.0), APE)]
+    assert not reproduce("vit", partly, {"APE of vit": math.nan}, PROFILE).checks  # undefined on a study seed too
+
+
+def _study(values: list[float | None]) -> SeedStudy:
+    """A study of one ViT recipe whose APE series two claims read (claims 1 and 6)."""
+    recipe = {"fingerprint": "x", "num_classes": 10,
+              "checkpoints": {"final": {"test_accuracy": [0.8, 0.82, 0.78, 0.81, 0.79]}}}  # fmt: skip
+
+    def entry(part: str) -> dict:
+        return {"fingerprint": {}, "evaluated_on": ["vit"], "not_applicable": {},
+                "parts": {part: {"values": {"vit": values}, "not_applicable": {}, "unreadable": {}}}}  # fmt: skip
+
+    claims = {"park2022.msa-flattens-loss": entry(APE.name), "park2022.heads-convexify": entry("ape-heads")}
+    return SeedStudy("smoke", (0, 1, 2, 3, 4), {"vit": recipe}, claims, {})
+
+
+def test_held_out_seeds_are_judged_by_the_live_procedure(monkeypatch):
+    from model_props.verdicts import reproduction
+
+    study = _study([40.0, 52.0, 47.0, 44.0, 50.0])
+    monkeypatch.setattr(SeedStudy, "check", lambda self, claim, profile: None)  # no fingerprints in a hand-made study
+    family = reproduction.family(study, PROFILE, "vit")
+    assert [s.label for s in family] == ["test accuracy of vit (final)",
+                                         "park2022.msa-flattens-loss [ape-vs-resnet] " + APE.statistic_name + " of vit"]  # fmt: skip
+    assert not held_out(study, PROFILE, "vit", 2).failed
+    shifted = _study([40.0, 52.0, 470.0, 44.0, 50.0])  # seed 2 far off the others
+    assert held_out(shifted, PROFILE, "vit", 2).failed
