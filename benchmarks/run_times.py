@@ -31,6 +31,14 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "run_times.json"
 
 
+def commit() -> str:
+    """The commit the timed tree is at ("+dirty" with uncommitted changes): a partial rerun keeps older entries,
+    and the README must not quote a number as this tree's that was measured on another."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 def run(args: list[str], cache: Path) -> dict:
     env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
     start = time.perf_counter()
@@ -44,7 +52,7 @@ def run(args: list[str], cache: Path) -> dict:
     seconds = time.perf_counter() - start
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
-    return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail}
+    return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail, "commit": commit()}
 
 
 def phases(cache: Path, start: float) -> dict:
@@ -199,7 +207,7 @@ def new_checkpoint(cache: Path) -> dict:
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
-    return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds}
+    return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds, "commit": commit()}
 
 
 def main() -> None:

@@ -146,6 +146,25 @@ def coverage() -> str:
     )
 
 
+def sequential() -> str:
+    """The simulation of sequential against fixed checkpoint verdicts, from sequential.json."""
+    data = json.loads((ROOT / "benchmarks" / "results" / "sequential.json").read_text())
+    lines = ["| statistic (looks) | effect (SE) | fixed: supported / contradicted | sequential: supported / "
+             "contradicted | sample used | targets met |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in data["rows"]:
+        f, s = r["fixed"], r["sequential"]
+        met = ", ".join(k.replace("_", " ") for k, ok in r["checks"].items() if ok)
+        missed = ", ".join(k.replace("_", " ") for k, ok in r["checks"].items() if not ok)
+        lines.append(f"| {r['kind']} ({', '.join(map(str, r['looks']))}) | {r['effect']} | {f['supported']:.1%} / "
+                     f"{f['contradicted']:.2%} | {s['supported']:.1%} / {s['contradicted']:.2%} | {r['used']:.0%} "
+                     f"(analytic {r['analytic_used']:.0%}) | {met}{'; **missed: ' + missed + '**' if missed else ''} |")  # fmt: skip
+    return "\n".join(lines) + (
+        f"\n\n({data['reps']:,} replicates per row; Monte Carlo error {data['mc_error_at_2.5%']:.2%} at a 2.5 % rate. "
+        "Targets: false verdicts (either side at effect 0, contradicted above it) at most 2.5 % within 2 Monte Carlo "
+        "errors; power within 2 points of the fixed design; at most 65 % of the sample used at 4 SE and above.)"
+    )
+
+
 def false_contradictions() -> str:
     study = _study()
     tests = sum(len(study.evaluated_on(c)) for c in list_claims())
@@ -216,14 +235,25 @@ def _outcome(run: dict) -> str:
     return ", ".join(w for w in words if not w.endswith(("deselected", "warning", "warnings")))
 
 
+def _at(run: dict) -> str:
+    """Where a timing was measured: its commit, or "an earlier tree" for entries from before commits were recorded."""
+    return f"commit `{run['commit']}`" if run.get("commit") else "an earlier tree (commit not recorded)"
+
+
 def run_times() -> str:
     """The Test section's numbers, from the last ``run_times.py cold warm checkpoint study`` (run_times.json)."""
     data = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())
     cold, warm = data["cold"], data["warm"]
     clock = warm["outcome"].split(" in ")[1].split("s")[0]
-    return (f"On 2 CPU cores this tree, \"{_outcome(warm)}\", took **{cold['seconds'] / 60:.1f} minutes cold** "
+    where = (
+        f"both at {_at(warm)}"
+        if cold.get("commit") == warm.get("commit") and cold.get("commit")
+        else f"cold at {_at(cold)}, warm at {_at(warm)}"
+    )
+    return (f"On 2 CPU cores, \"{_outcome(warm)}\", the run took **{cold['seconds'] / 60:.1f} minutes cold** "
             f"({cold['seconds']:,.0f} s from a fresh cache) and **{warm['seconds']:.0f} s warm** (pytest's clock "
-            f"{float(clock):.0f} s), measured by `python benchmarks/run_times.py` (`benchmarks/RESULTS.md`).")  # fmt: skip
+            f"{float(clock):.0f} s), {where}, measured by `python benchmarks/run_times.py` "
+            f"(`benchmarks/RESULTS.md`).")  # fmt: skip
 
 
 def new_checkpoint() -> str:
@@ -232,7 +262,7 @@ def new_checkpoint() -> str:
     kinds = run["per_kind_seconds"]
     attacks = sum(kinds.get(k, 0.0) for k in ("attack", "attack_test")) / run["seconds"]
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
-            f"cores, {attacks:.0%} of it the adversarial attacks (`benchmarks/RESULTS.md`).")  # fmt: skip
+            f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks (`benchmarks/RESULTS.md`).")  # fmt: skip
 
 
 def evidence() -> str:
@@ -303,6 +333,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "reproduction": reproduction,
     "uncontrolled": uncontrolled,
     "coverage": coverage,
+    "sequential": sequential,
     "false-contradictions": false_contradictions,
     "pretrained-224": pretrained_224,
     "evidence": evidence,
@@ -312,8 +343,8 @@ BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->
 
 
 def documents() -> list[Path]:
-    """Every file that holds generated blocks: the README and the documentation's pages."""
-    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+    """Every file that holds generated blocks: the README, the documentation's pages and the benchmarks' results."""
+    return [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
 
 
 def render(text: str, made: dict[str, str]) -> str:
