@@ -4,14 +4,13 @@ and the option value that would run it (``session/inputs.py`` on a user's folder
 from __future__ import annotations
 
 import numpy as np
+from test_evaluation import Scores, claim, mean  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims import get_claim
 from model_props.claims.base import Part
 from model_props.session.inputs import images_needed, too_few
 from model_props.training.recipes import MeasurementSettings
 from model_props.verdicts import Evidence, Measured, OnReports, judge
-
-from .test_evaluation import Scores, claim, mean
 
 M = MeasurementSettings(batch_size=64)
 
