@@ -41,5 +41,5 @@ def test_bins_are_equal_width_and_the_last_is_closed():
     """Predictions at 0.95 and 1.0 share the last bin; at 0.05 and 0.95 they do not."""
     assert expected_calibration_error(np.array([0.95, 1.0]), np.array([True, False])) == pytest.approx(abs(0.5 - 0.975))
     assert expected_calibration_error(np.array([0.05, 0.95]), np.array([False, True])) == pytest.approx(0.05)
-    with pytest.raises(ValueError, match="must be equal, non-empty 1-D arrays"):
+    with pytest.raises(ValueError, match="must be equal, non-empty 1-D or 2-D arrays"):
         expected_calibration_error(np.array([0.5]), np.array([True, False]))
