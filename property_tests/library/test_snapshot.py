@@ -63,15 +63,17 @@ def test_a_moved_verdict_fails_its_claim_test_and_the_update_shows_exactly_that_
     result = inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}",
                                  f"--claims-recipes={folder}", "-k", f"{claim_id} and {model}")  # fmt: skip
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*ExpectationMismatch*[[]{part}[]] expected supported, now *",
+    result.stdout.fnmatch_lines([f"*ExpectationMismatch: {claim_id} on {model}: 1 part(s) differ*",
+                                 f"*[[]{part}[]] expected supported, now *",
                                  "*model-props expectations --update --profile smoke*"])  # fmt: skip
     settings = Settings(profile="smoke", recipes=RecipeSource(folder), progress=False)
     assert compare_snapshot(settings) == 1  # the check reports it out of date, and writes nothing
+    capsys.readouterr()  # the run's and the check's output: the diff read below is the update's alone
     assert compare_snapshot(settings, update=True) == 0
     diff = [
         line
         for line in capsys.readouterr().out.splitlines()
-        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        if line[:1] in ("+", "-") and not line.startswith(("+++", "---"))
     ]
     assert len(diff) == 2 and all(f'"claim": "{claim_id}", "model": "{model}", "part": "{part}"' in d for d in diff)
     assert diff[0].startswith("-") and '"expected": "supported"' in diff[0] and '"expected": "supported"' not in diff[1]
