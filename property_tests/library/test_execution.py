@@ -68,7 +68,6 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
     folder = tmp_path / "recipes"
     folder.mkdir()
     (folder / "tiny.toml").write_text(TINY)
-    requests = [(0, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
     results, caches = {}, {}
 
     def tasks(how: str) -> tuple[functools.partial, functools.partial, list]:
@@ -79,6 +78,8 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
         return train, functools.partial(measure_report, settings), recipes
 
     train, measure, recipes = tasks("cluster")
+    seed = recipes[0].seed  # the profile's live seed, which the recipes train with: the measured models are these
+    requests = [(seed, name, kind, "final") for name in ("vit", "resnet") for kind in ("fit", "units")]
     with executor(scheduler=cluster, threads=1, cache_dir=caches["cluster"]) as remote:
         training = remote.map(train, recipes)  # submitted now: the cluster trains while this process does below
         train_here, measure_here, recipes_here = tasks("inprocess")
