@@ -20,17 +20,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..claims.base import Claim
-from ..errors import StudyError
-from ..training.profiles import BUILTIN_PACKAGE
 from .outcome import Expected, PartVerdict
-from .study import SeedStudy
+from .study import SeedStudy, read_fixture
 
-__all__ = ["SCHEMA_VERSION", "Snapshot", "snapshot_name", "update_command", "load_snapshot", "snapshot_files",
+__all__ = ["SCHEMA_VERSION", "Snapshot", "snapshot_name", "update_command", "load_snapshot",
            "snapshot_of_study", "render", "diff", "changed_parts"]  # fmt: skip
 
 SCHEMA_VERSION = 1
@@ -116,24 +113,11 @@ def diff(old: str, new: str, name: str) -> list[str]:
                                      lineterm="", n=0))  # fmt: skip
 
 
-def snapshot_files(profile: str, user_dir: Path | None = None) -> list[Any]:
-    """Where the snapshot may live: the user's recipes folder first, then the built-in data."""
-    name = snapshot_name(profile)
-    candidates: list[Any] = [user_dir / name] if user_dir is not None else []
-    candidates.append(resources.files(BUILTIN_PACKAGE).joinpath(name))
-    return [c for c in candidates if c.is_file()]
-
-
 def load_snapshot(profile: str, user_dir: Path | None = None) -> Snapshot | None:
-    """The profile's expectation snapshot, or None where there is none."""
-    files = snapshot_files(profile, user_dir)
-    if not files:
-        return None
-    data = json.loads(files[0].read_text())
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise StudyError(f"{files[0]} has schema version {data.get('schema_version')}, this model-props reads "
-                         f"{SCHEMA_VERSION}; rewrite it: {update_command(profile)}")  # fmt: skip
-    return Snapshot.from_json(data, str(files[0]))
+    """The profile's expectation snapshot (the user's recipes folder first, then the built-in data), or None where
+    there is none."""
+    read = read_fixture(snapshot_name(profile), user_dir, SCHEMA_VERSION, f"rewrite it: {update_command(profile)}")
+    return None if read is None else Snapshot.from_json(*read)
 
 
 def changed_parts(old: Snapshot | None, new: Snapshot) -> list[str]:

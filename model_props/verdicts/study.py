@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 __all__ = ["SCHEMA_VERSION", "SET_SEEDS", "CONFIRMATION_TARGET", "Replication", "Confirmation", "SeedStudy",
-           "load_study", "study_files", "regenerate", "claim_fingerprint", "recipe_fingerprint"]  # fmt: skip
+           "load_study", "read_fixture", "regenerate", "claim_fingerprint", "recipe_fingerprint"]  # fmt: skip
 
 SCHEMA_VERSION = 3  # 3: the two-stage design (each training seed its own measurement sample)
 SET_SEEDS = 3  # the first seeds of a study predict the others (held out)
@@ -253,22 +253,23 @@ class SeedStudy:
         return Confirmation(sum(i for i, _, _ in seen.values()), sum(t for _, t, _ in seen.values()), outside)
 
 
-def study_files(profile: str, user_dir: Path | None = None) -> list[Any]:
-    """Where ``<profile>-seeds.json`` may live: the user's recipes folder first, then the built-in data."""
-    name = f"{profile}-seeds.json"
+def read_fixture(name: str, user_dir: Path | None, schema_version: int, remedy: str) -> tuple[dict, str] | None:
+    """The JSON of fixture ``name`` from the user's recipes folder first, then the built-in data, with the path it
+    was read from; None where neither has it. Another schema is an error naming ``remedy`` (the command to run)."""
     candidates: list[Traversable] = [user_dir / name] if user_dir is not None else []
     candidates.append(resources.files(BUILTIN_PACKAGE).joinpath(name))
-    return [c for c in candidates if c.is_file()]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        return None
+    data = json.loads(found.read_text())
+    if data.get("schema_version") != schema_version:
+        raise StudyError(f"{found} has schema version {data.get('schema_version')}, this model-props reads "
+                         f"{schema_version}; {remedy}")  # fmt: skip
+    return data, str(found)
 
 
 def load_study(profile: str, user_dir: Path | None = None) -> SeedStudy | None:
-    """The profile's seed study, or None where there is none. A study of another schema is an error naming the
-    command that regenerates it."""
-    files = study_files(profile, user_dir)
-    if not files:
-        return None
-    data = json.loads(files[0].read_text())
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise StudyError(f"{files[0]} has schema version {data.get('schema_version')}, this model-props reads "
-                         f"{SCHEMA_VERSION}; regenerate it: {regenerate(profile)}")  # fmt: skip
-    return SeedStudy.from_json(data, str(files[0]))
+    """The profile's seed study (``<profile>-seeds.json``), or None where there is none. A study of another schema
+    is an error naming the command that regenerates it."""
+    read = read_fixture(f"{profile}-seeds.json", user_dir, SCHEMA_VERSION, f"regenerate it: {regenerate(profile)}")
+    return None if read is None else SeedStudy.from_json(*read)

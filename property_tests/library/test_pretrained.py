@@ -277,7 +277,19 @@ def test_the_claim_suite_judges_pretrained_weights_on_a_folder(inprocess, images
     records = {r["claim"]: r for r in summary["results"]}
     assert records["raghu2021.attention-distance-grows"]["scope"] == "checkpoint"
     assert "--claims-versus resnet=SPEC" in records["park2022.msa-adversarial-robust"]["reason"]
-    assert summary["models"][spec]["accuracy"] == pytest.approx(1 / 3)
+    assert summary["models"][f"timm:test_vit@pretrained={weights}"]["accuracy"] == pytest.approx(1 / 3)
+
+
+def _skip_dominates_versus(inprocess, root, weights, comparator: str, tmp_path) -> tuple[pytest.RunResult, dict]:
+    """The packaged suite's skip-dominates test of the pretrained test ViT on 9 images of ``root``, with
+    ``comparator`` in the reference ResNet's place: the run and its summary.json."""
+    inprocess.makepyfile(test_versus_claims="from model_props.suite.test_claims import *\n")
+    result = inprocess.runpytest(
+        f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={root}", "--claims-images=9",
+        "-p", "no:cacheprovider", "--model", f"timm:test_vit@pretrained={weights}",
+        f"--claims-versus=resnet={comparator}", "-k", "skip-dominates",
+    )  # fmt: skip
+    return result, json.loads((inprocess.path / "reports" / "summary.json").read_text())
 
 
 def test_a_comparator_of_your_own_stands_in_for_a_reference(inprocess, images, weights, tmp_path):
@@ -291,14 +303,8 @@ def test_a_comparator_of_your_own_stands_in_for_a_reference(inprocess, images, w
         net.get_classifier().bias[0] += 50.0  # above chance on the folder, as the ViT is
     resnet = tmp_path / "test_resnet.safetensors"
     save_file(net.state_dict(), str(resnet))
-    inprocess.makepyfile(test_versus_claims="from model_props.suite.test_claims import *\n")
-    spec = f"timm:test_vit@pretrained={weights}"
-    result = inprocess.runpytest(
-        f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={images}", "--claims-images=9",
-        "-p", "no:cacheprovider", "--model", spec, f"--claims-versus=resnet=timm:test_resnet@pretrained={resnet}",
-        "-k", "skip-dominates",
-    )  # fmt: skip
-    summary = json.loads((inprocess.path / "reports" / "summary.json").read_text())
+    result, summary = _skip_dominates_versus(inprocess, images, weights, f"timm:test_resnet@pretrained={resnet}",
+                                             tmp_path)  # fmt: skip
     (record,) = summary["results"]
     assert record["scope"] == "checkpoint" and record["verdict"] != "skipped", record
     part = {p["part"]: p for p in record["parts"]}["vs-resnet"]
@@ -320,18 +326,12 @@ def test_a_torchvision_comparator_on_imagenets_own_folder_layout(inprocess, weig
         net.fc.bias[0] += 50.0  # answers tench (n01440764): a third of the images right, above chance as the ViT is
     resnet = tmp_path / "resnet18.pth"
     torch.save(net.state_dict(), resnet)
-    inprocess.makepyfile(test_synset_claims="from model_props.suite.test_claims import *\n")
-    spec = f"timm:test_vit@pretrained={weights}"
-    inprocess.runpytest(
-        f"--claims-cache={tmp_path / 'cache'}", f"--claims-data-root={root}", "--claims-images=9",
-        "-p", "no:cacheprovider", "--model", spec, f"--claims-versus=resnet=torchvision:resnet18@IMAGENET1K_V1={resnet}",
-        "-k", "skip-dominates",
-    )  # fmt: skip
-    summary = json.loads((inprocess.path / "reports" / "summary.json").read_text())
+    _, summary = _skip_dominates_versus(inprocess, root, weights, f"torchvision:resnet18@IMAGENET1K_V1={resnet}",
+                                        tmp_path)  # fmt: skip
     (record,) = summary["results"]
     part = {p["part"]: p for p in record["parts"]}["vs-resnet"]
     assert part["verdict"] != "skipped" and part["paired"] and part["n"] == 9, record
-    assert summary["models"][spec]["accuracy"] == pytest.approx(1 / 3)
+    assert summary["models"][f"timm:test_vit@pretrained={weights}"]["accuracy"] == pytest.approx(1 / 3)
 
 
 def test_too_few_images_for_a_statistic_skip_its_part_naming_the_value_that_would_run_it(inprocess, images, tmp_path,
