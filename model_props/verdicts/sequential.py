@@ -51,19 +51,24 @@ def obf_spending(t: np.ndarray | float, alpha: float = 0.05) -> np.ndarray:
         return np.where(t > 0, 2 - 2 * sps.norm.cdf(z / np.sqrt(np.maximum(t, 1e-300))), 0.0)
 
 
+def _trapezoid(grid: np.ndarray) -> np.ndarray:
+    """The trapezoid rule's weights on an evenly spaced ``grid``."""
+    w = np.full(len(grid), grid[1] - grid[0])
+    w[[0, -1]] /= 2
+    return w
+
+
 def _step(density: np.ndarray, grid: np.ndarray, dt: float, drift: float, to: np.ndarray) -> np.ndarray:
     """The density of S at the next look on ``to``, from ``density`` on ``grid`` (trapezoid rule), an increment
     N(drift dt, dt)."""
-    w = np.full(len(grid), grid[1] - grid[0])
-    w[[0, -1]] /= 2
+    w = _trapezoid(grid)
     kernel = sps.norm.pdf((to[:, None] - grid[None, :] - drift * dt) / np.sqrt(dt)) / np.sqrt(dt)
     return kernel @ (density * w)
 
 
 def _leave(density: np.ndarray, grid: np.ndarray, dt: float, drift: float, bound: float) -> tuple[float, float]:
     """P(S_next >= bound) and P(S_next <= -bound) from the continuation density on ``grid``."""
-    w = np.full(len(grid), grid[1] - grid[0])
-    w[[0, -1]] /= 2
+    w = _trapezoid(grid)
     mean, sd = grid + drift * dt, np.sqrt(dt)
     upper = float(np.sum(density * w * sps.norm.sf((bound - mean) / sd)))
     lower = float(np.sum(density * w * sps.norm.cdf((-bound - mean) / sd)))
