@@ -41,6 +41,12 @@ def _favours(claim: str, claim_verdict: str, disputed: str, disputed_verdict: st
     return "undecided"
 
 
+def _title(d: Mapping[str, Any]) -> str:
+    """The Allure title's tail: the side favoured, or in words why none is."""
+    words = {"both": "both sides hold", "neither": "both sides are contradicted", "undecided": "undecided"}
+    return words.get(d["favours"], f"the evidence favours {d['favours']}")
+
+
 def _side(claim: Claim, hypothesis: str, rule: str, verdict: str) -> dict[str, Any]:
     return {"claim": claim.id, "number": claim.number, "paper": f"{claim.paper.citation}, {claim.section}",
             "statement": claim.statement, "hypothesis": hypothesis, "rule": rule, "verdict": verdict}  # fmt: skip
@@ -65,6 +71,7 @@ def _dispute(record: Mapping[str, Any], claim: Claim, dispute: Dispute) -> dict[
         "claim": claim.id,
         "disputes": disputed.id,
         "model": record["model"],
+        "part": dispute.part,
         "statistic": own.label,
         "value": part["value"],
         "interval": [low, high],
@@ -143,7 +150,7 @@ def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]])
         header = ("claim", "hypothesis", "rule on the shared statistic", "verdict")
         cells = [(f"{s['number']} {s['claim']}", s["hypothesis"], s["rule"], s["verdict"]) for s in (a, b)]
         training = _training_line(d["training"]) or "not recorded"
-        shared = f"{d['statistic']}: {_statistic(d)}"
+        shared = f"{d['part']}, {d['statistic']}: {_statistic(d)}"
         description = "\n".join([
             f"**{a['statement']}** ({a['paper']})", "", f"disputes **{b['statement']}** ({b['paper']})", "",
             f"**Both judged on one statistic:** {shared}", "",
@@ -158,7 +165,7 @@ def write_allure_disputes(results_dir: Path, found: Sequence[Mapping[str, Any]])
             f"{escape(d['favours'])} (a side only when the other is contradicted)</p><p><b>Training of the models "
             f"compared:</b> {escape(training)}</p>"
         )
-        name = f"{a['claim']} vs {b['claim']} [{d['model']}]: the evidence favours {d['favours']}"
+        name = f"{a['claim']} vs {b['claim']} [{d['model']}]: {_title(d)}"
         result = {
             "uuid": str(uuid.uuid4()),
             "historyId": f"dispute:{a['claim']}:{b['claim']}:{d['model']}",

@@ -68,7 +68,7 @@ def test_summary_and_allure_show_each_disagreement_side_by_side(tmp_path):
     assert "shared: dataset deadleaves, steps 750" in row and "vit lr 0.001; resnet lr 0.002" in row
     write_allure_disputes(tmp_path / "allure-results", data["disagreements"])
     (result,) = [json.loads(p.read_text()) for p in (tmp_path / "allure-results").glob("*-result.json")]
-    assert result["name"] == f"{BAI} vs {PARK} [vit]: the evidence favours neither" and result["status"] == "passed"
+    assert result["name"] == f"{BAI} vs {PARK} [vit]: both sides are contradicted" and result["status"] == "passed"
     assert {"name": "epic", "value": EPIC} in result["labels"]
     assert result["description"].count("contradicted") >= 2
 
