@@ -27,7 +27,7 @@ from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
-from model_props.verdicts.reproduction import FAMILY_LEVEL, held_out
+from model_props.verdicts.reproduction import FAMILY_LEVEL, held_out, load_discrepancies
 from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.stats import N_BOOT
 from model_props.verdicts.study import load_study
@@ -123,6 +123,16 @@ def reproduction() -> str:
             f"nominal {nominal:.0%} per reference, so about {nominal * len(trials):.2f} failures are expected.")  # fmt: skip
 
 
+def discrepancies() -> str:
+    """The known discrepancies of the live weights (``fixtures/smoke-discrepancies.json``)."""
+    known = load_discrepancies("smoke")
+    if not known:
+        return "None: the live weights of every reference reproduce the study."
+    lines = ["| model | its live weights (sha256) | estimate outside the study's interval | why |", "|---|---|---|---|"]
+    lines += [f"| {k.model} | `{k.weights_sha256[:16]}` | {k.statistic} | {k.why} |" for k in known]
+    return "\n".join(lines)
+
+
 def uncontrolled() -> str:
     """The parts without a control that counts, and why (the claim tests still judge them)."""
     lines = [f"{len(CONTROLS)} parts are controlled; {len(UNCONTROLLED)} are not:", "",
@@ -144,6 +154,22 @@ def coverage() -> str:
         f"recipes, and each recipe's own), per-image sd {data['image']} shared by the recipes measured on one sample and "
         f"{data['model']} of each recipe's own, {data['n']} images per sample; nominal 95 %.)"
     )
+
+
+def extra_seeds() -> str:
+    """Each extra-seeds benchmark (benchmarks/results/extra-seeds-*.json): a claim's parts on seeds beyond the study."""
+    lines = ["| recipe, claim [part] | study's 95 % prediction interval | extra seeds: range, outside | live seed: "
+             "value, p (study; study + extra) |", "|---|---|---|---|"]  # fmt: skip
+    for path in sorted((ROOT / "benchmarks" / "results").glob("extra-seeds-*.json")):
+        data = json.loads(path.read_text())
+        for name, part in data["parts"].items():
+            (low, high), extra, live = part["prediction_interval"], list(part["extra"].values()), part["live"]
+            outside = ", ".join(map(str, part["extra_outside"])) or "none"
+            lines.append(f"| {data['model']}, `{data['claim']}` [{name}] | [{low:+.3f}, {high:+.3f}] | seeds "
+                         f"{data['seeds'][0]}-{data['seeds'][-1]}: [{min(extra):+.3f}, {max(extra):+.3f}], outside: "
+                         f"{outside} | seed {live['seed']}: {live['value']:+.3f}, p = {live['p']:.2g}; "
+                         f"{live['p_from_study_and_extra']:.2g} |")  # fmt: skip
+    return "\n".join(lines)
 
 
 def sequential() -> str:
@@ -331,9 +357,11 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "disagreements": disagreements,
     "confirmation": confirmation,
     "reproduction": reproduction,
+    "discrepancies": discrepancies,
     "uncontrolled": uncontrolled,
     "coverage": coverage,
     "sequential": sequential,
+    "extra-seeds": extra_seeds,
     "false-contradictions": false_contradictions,
     "pretrained-224": pretrained_224,
     "evidence": evidence,

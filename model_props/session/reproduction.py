@@ -8,7 +8,7 @@ import math
 
 from ..errors import NotApplicable, StudyError
 from ..verdicts.evidence import point_value
-from ..verdicts.reproduction import Reproduction, family, reproduce
+from ..verdicts.reproduction import Reproduction, family, load_discrepancies, reproduce
 from ..verdicts.study import regenerate
 from .store import ModelStore
 
@@ -29,8 +29,10 @@ def reproduction(store: ModelStore, reference: str) -> Reproduction:
                          f"live seed is {store.profile.live_seed})")  # fmt: skip
     statistics = family(study, store.profile, reference)
     live: dict[str, float] = {}
+    weights: set[tuple[str, str | None]] = set()
     for s in statistics:
         model = store.get(s.name, "warmup" if s.checkpoint == "warmup" else "final")
+        weights.add((s.name, model.checkpoint_sha256))
         if s.part is None:
             live[s.label] = model.metrics["test_accuracy"]
             continue
@@ -38,4 +40,6 @@ def reproduction(store: ModelStore, reference: str) -> Reproduction:
             live[s.label] = point_value(s.part, store.report_for(model, s.part.reads))
         except NotApplicable:  # the live model has nothing to read where the study's seeds had
             live[s.label] = math.nan
-    return reproduce(reference, statistics, live, store.profile)
+    known = [k for k in load_discrepancies(store.profile.name, store.settings.recipes.user_dir)
+             if (k.model, k.weights_sha256) in weights]  # fmt: skip
+    return reproduce(reference, statistics, live, store.profile, known)

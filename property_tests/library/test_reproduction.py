@@ -1,6 +1,8 @@
 """The reproduction of the seed study by a live run, judged with a hand-made study: a live estimate inside the
 study's prediction intervals passes, one shifted far outside fails, one undefined where the study's is defined
-fails, and each statistic is checked once however many claims read it."""
+fails, and each statistic is checked once however many claims read it. A known discrepancy of the weights checked
+turns exactly that failure into the expected ``ReproductionDiscrepancy``; any other estimate outside, or the known
+one back inside, is a plain failure that names it; the discrepancies file is read with the study's loader."""
 
 from __future__ import annotations
 
@@ -10,7 +12,14 @@ import pytest
 
 from model_props.claims import get_claim
 from model_props.training.profiles import load_profile
-from model_props.verdicts.reproduction import StudyStatistic, held_out, reproduce
+from model_props.verdicts.reproduction import (
+    KnownDiscrepancy,
+    ReproductionDiscrepancy,
+    StudyStatistic,
+    held_out,
+    load_discrepancies,
+    reproduce,
+)
 from model_props.verdicts.study import SeedStudy
 
 PROFILE = load_profile("smoke")
@@ -68,3 +77,40 @@ def test_held_out_seeds_are_judged_by_the_live_procedure(monkeypatch):
     assert not held_out(study, PROFILE, "vit", 2).failed
     shifted = _study([40.0, 52.0, 470.0, 44.0, 50.0])  # seed 2 far off the others
     assert held_out(shifted, PROFILE, "vit", 2).failed
+
+
+SHIFTED = {"test accuracy of vit (final)": 0.80, "APE of vit": 400.0}
+KNOWN_APE = KnownDiscrepancy("vit", "ab" * 32, "APE of vit", "seed 100's APE is an outlier")
+
+
+def test_a_known_discrepancy_is_the_expected_failure_and_nothing_else_is():
+    reproduce(
+        "vit", statistics(), {"test accuracy of vit (final)": 0.80, "APE of vit": 46.0}, PROFILE
+    ).assert_reproduced()
+    with pytest.raises(ReproductionDiscrepancy, match="seed 100's APE is an outlier"):
+        reproduce("vit", statistics(), SHIFTED, PROFILE, [KNOWN_APE]).assert_reproduced()
+    with pytest.raises(AssertionError, match="NOT a known discrepancy: APE of vit") as unknown:
+        reproduce("vit", statistics(), SHIFTED, PROFILE).assert_reproduced()
+    assert not isinstance(unknown.value, ReproductionDiscrepancy)
+    both = {**SHIFTED, "test accuracy of vit (final)": 0.20}
+    with pytest.raises(AssertionError, match="NOT a known discrepancy: test accuracy") as more:
+        reproduce("vit", statistics(), both, PROFILE, [KNOWN_APE]).assert_reproduced()
+    assert not isinstance(more.value, ReproductionDiscrepancy)
+    inside = {"test accuracy of vit (final)": 0.80, "APE of vit": 46.0}
+    with pytest.raises(AssertionError, match="no longer outside.*: APE of vit") as back:
+        reproduce("vit", statistics(), inside, PROFILE, [KNOWN_APE]).assert_reproduced()
+    assert not isinstance(back.value, ReproductionDiscrepancy)
+
+
+def test_known_discrepancies_are_read_from_the_users_folder_first(tmp_path):
+    import json
+
+    from model_props.errors import StudyError
+
+    record = {"model": "vit", "weights_sha256": "ab" * 32, "statistic": "APE of vit", "why": "an outlier"}
+    (tmp_path / "smoke-discrepancies.json").write_text(json.dumps({"schema_version": 1, "known": [record]}))
+    assert load_discrepancies("smoke", tmp_path) == (KnownDiscrepancy(**record),)
+    assert load_discrepancies("no-such-profile", tmp_path) == ()
+    (tmp_path / "smoke-discrepancies.json").write_text(json.dumps({"schema_version": 0, "known": []}))
+    with pytest.raises(StudyError, match="schema version 0"):
+        load_discrepancies("smoke", tmp_path)
