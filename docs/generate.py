@@ -142,6 +142,15 @@ def uncontrolled() -> str:
     return "\n".join(lines)
 
 
+def readme_uncontrolled() -> str:
+    """The uncontrolled parts in one line each claim (the README's short form of :func:`uncontrolled`)."""
+    parts: dict[str, list[str]] = {}
+    for claim_id, part in sorted(UNCONTROLLED, key=lambda cp: (get_claim(cp[0]).number, cp[1])):
+        parts.setdefault(claim_id, []).append(f"`{part}`")
+    return (f"**{len(CONTROLS)} parts are controlled, {len(UNCONTROLLED)} are not:** "
+            + "; ".join(f"{get_claim(c).number} {', '.join(p)}" for c, p in parts.items()) + ".")  # fmt: skip
+
+
 def coverage() -> str:
     data = json.loads((ROOT / "benchmarks" / "results" / "coverage.json").read_text())
     lines = ["| seeds k | one recipe: t over seeds | two recipes: paired t over seeds | Welch on the same seeds "
@@ -359,6 +368,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "reproduction": reproduction,
     "discrepancies": discrepancies,
     "uncontrolled": uncontrolled,
+    "readme-uncontrolled": readme_uncontrolled,
     "coverage": coverage,
     "sequential": sequential,
     "extra-seeds": extra_seeds,
