@@ -13,6 +13,7 @@ warm cache), then judged twice: by the judge as it is, and with each bootstrap r
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def main() -> None:
                     evidence.append(_Live(store, tested, {}).evidence(claim))
                 except NotApplicable:
                     continue
-    import model_props.verdicts.judge as judge_module
+    judge_module = importlib.import_module("model_props.verdicts.judge")  # the package exports judge(), the function
 
     times, values = {}, {}
     for label, patches in (("vectorised", {}), ("per-resample loop", {

@@ -291,6 +291,17 @@ def run_times() -> str:
             f"(`benchmarks/RESULTS.md`).")  # fmt: skip
 
 
+def cold_phases() -> str:
+    """Where the last cold run's time went (run_times.json's phases)."""
+    cold = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())["cold"]
+    phases = cold["phases"]
+    kinds = phases["measuring_s_by_kind"]
+    trained = phases.get("training_ahead_s", phases.get("last_model_written_s"))
+    return (f"The cold run at {_at(cold)}: {cold['seconds']:,.0f} s, \"{_outcome(cold)}\". Training ahead of the tests "
+            f"{trained / 60:.1f} min ({phases['models']} model entries); measuring {sum(kinds.values()):,.0f} s by the "
+            f"cache's records: " + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ".")  # fmt: skip
+
+
 def new_checkpoint() -> str:
     """The In-your-own-project sentence on a new checkpoint's wait, from run_times.json."""
     run = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())["new_checkpoint"]
@@ -357,6 +368,7 @@ def readme_verdicts() -> str:
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "run-times": run_times,
+    "cold-phases": cold_phases,
     "new-checkpoint": new_checkpoint,
     "grid": grid,
     "catalogue": lambda: catalogue_markdown().rstrip("\n"),

@@ -320,9 +320,11 @@ def test_each_training_seed_draws_its_own_measurement_sample_shared_by_every_rec
 
 
 def test_a_killed_study_continues_from_its_cache(tiny, tmp_path):
-    """``model-props seed-study`` killed after its first trained model, then run again on the same cache: it trains
-    only what is missing (the first model comes from the cache) and writes the study an uninterrupted run writes."""
+    """``model-props seed-study`` (three seeds) killed after its first trained model, then run again on the same
+    cache: it trains only what is missing (the first model comes from the cache) and writes the study an
+    uninterrupted run writes."""
     import os
+    import shutil
     import signal
     import subprocess
     import sys
@@ -330,8 +332,10 @@ def test_a_killed_study_continues_from_its_cache(tiny, tmp_path):
 
     settings, folder = tiny
     cache, out = tmp_path / "cache", tmp_path / "out"
+    for fresh in (cache, tmp_path / "cache2"):  # the generated dataset only: every model is trained afresh
+        shutil.copytree(settings.cache_dir / "data", fresh / "data")
     args = [sys.executable, "-m", "model_props.cli", "seed-study", "--profile", "tiny", f"--recipes={folder}",
-            f"--cache={cache}", f"--out={out}", "--seeds", "0", "1", "2", "3", "--workers", "1"]  # fmt: skip
+            f"--cache={cache}", f"--out={out}", "--seeds", "0", "1", "2", "--workers", "1"]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                              start_new_session=True)  # fmt: skip
