@@ -44,7 +44,8 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings(profile=args.profile, progress=False)
     profile, study = settings.profile_data, load_study(args.profile)
-    assert study is not None, f"profile {args.profile} has no seed study"
+    if study is None:
+        parser.error(f"profile {args.profile} has no seed study to compare with")
     taken = set(study.seeds) | {profile.live_seed}
     if clash := sorted(taken & set(args.seeds)):
         parser.error(f"seeds {clash} are the study's or the live seed; extra seeds must be new draws")
@@ -56,12 +57,11 @@ def main() -> None:
     with executor(workers=args.workers, cache_dir=settings.cache_dir) as runner:
         for done, _ in enumerate(runner.map(functools.partial(measure_report, settings), requests), start=1):
             print(f"measured {done} of {len(requests)}", flush=True)
+    stores = {seed: seed_store(settings, seed) for seed in [*args.seeds, profile.live_seed]}  # reads what was measured
     parts = {}
     for part in claim.parts:
-        values = {}
-        for seed in [*args.seeds, profile.live_seed]:
-            store = seed_store(settings, seed)
-            values[seed] = point_value(part, store.report(args.model, part.reads, part.checkpoint))
+        values = {seed: point_value(part, store.report(args.model, part.reads, part.checkpoint))
+                  for seed, store in stores.items()}  # fmt: skip
         studied = study.values(claim, part, args.model)
         low, high = prediction_interval(studied)
         extra = [values[s] for s in args.seeds]

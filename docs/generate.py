@@ -103,6 +103,11 @@ def disagreements() -> str:
     return "\n".join(disagreement_table(disputes(records, models)))
 
 
+def _result(name: str) -> dict:
+    """A benchmark's results file (``benchmarks/results/<name>``)."""
+    return json.loads((ROOT / "benchmarks" / "results" / name).read_text())
+
+
 def confirmation() -> str:
     study = _study()
     found = study.confirmation(list_claims())
@@ -152,7 +157,7 @@ def readme_uncontrolled() -> str:
 
 
 def coverage() -> str:
-    data = json.loads((ROOT / "benchmarks" / "results" / "coverage.json").read_text())
+    data = _result("coverage.json")
     lines = ["| seeds k | one recipe: t over seeds | two recipes: paired t over seeds | Welch on the same seeds "
              "(paired width / Welch's) | one sample shared by every seed | one seed's interval over its "
              f"{data['n']} images |", "|---|---|---|---|---|---|"]  # fmt: skip
@@ -183,7 +188,7 @@ def extra_seeds() -> str:
 
 def sequential() -> str:
     """The simulation of sequential against fixed checkpoint verdicts, from sequential.json."""
-    data = json.loads((ROOT / "benchmarks" / "results" / "sequential.json").read_text())
+    data = _result("sequential.json")
     lines = ["| statistic (looks) | effect (SE) | fixed: supported / contradicted | sequential: supported / "
              "contradicted | sample used | targets met |", "|---|---|---|---|---|---|"]  # fmt: skip
     for r in data["rows"]:
@@ -243,7 +248,7 @@ COMPARED = ("noise", "corruption", "attack", "spectrum")  # the kinds only parts
 def pretrained_224() -> str:
     """The 224-px budget: the suite per model as a user runs it, and each measurement kind's seconds ("-": no
     claim reads it of that model: the lesions of a model without stages)."""
-    data = json.loads((ROOT / "benchmarks" / "results" / "pretrained_224.json").read_text())
+    data = _result("pretrained_224.json")
     kinds = ("fit", "units", "lesion", "noise", "corruption", "attack", "spectrum")
     lines = [
         f"{data['images']} images at {data['img_size']} px, {data['cpu_threads']} CPU threads "
@@ -277,7 +282,7 @@ def _at(run: dict) -> str:
 
 def run_times() -> str:
     """The Test section's numbers, from the last ``run_times.py cold warm checkpoint study`` (run_times.json)."""
-    data = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())
+    data = _result("run_times.json")
     cold, warm = data["cold"], data["warm"]
     clock = warm["outcome"].split(" in ")[1].split("s")[0]
     where = (
@@ -293,10 +298,10 @@ def run_times() -> str:
 
 def cold_phases() -> str:
     """Where the last cold run's time went (run_times.json's phases)."""
-    cold = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())["cold"]
+    cold = _result("run_times.json")["cold"]
     phases = cold["phases"]
     kinds = phases["measuring_s_by_kind"]
-    trained = phases.get("training_ahead_s", phases.get("last_model_written_s"))
+    trained = phases["training_ahead_s"]
     return (f"The cold run at {_at(cold)}: {cold['seconds']:,.0f} s, \"{_outcome(cold)}\". Training ahead of the tests "
             f"{trained / 60:.1f} min ({phases['models']} model entries); measuring {sum(kinds.values()):,.0f} s by the "
             f"cache's records: " + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ".")  # fmt: skip
@@ -304,7 +309,7 @@ def cold_phases() -> str:
 
 def new_checkpoint() -> str:
     """The In-your-own-project sentence on a new checkpoint's wait, from run_times.json."""
-    run = json.loads((ROOT / "benchmarks" / "results" / "run_times.json").read_text())["new_checkpoint"]
+    run = _result("run_times.json")["new_checkpoint"]
     kinds = run["per_kind_seconds"]
     attacks = sum(kinds.get(k, 0.0) for k in ("attack", "attack_test")) / run["seconds"]
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
