@@ -8,7 +8,7 @@ import math
 
 from ..errors import NotApplicable, StudyError
 from ..verdicts.evidence import point_value
-from ..verdicts.reproduction import Reproduction, family, reproduce
+from ..verdicts.reproduction import Reproduction, family, load_discrepancies, reproduce
 from ..verdicts.study import regenerate
 from .store import ModelStore
 
@@ -40,5 +40,6 @@ def reproduction(store: ModelStore, reference: str) -> Reproduction:
             live[s.label] = point_value(s.part, store.report_for(model, s.part.reads))
         except NotApplicable:  # the live model has nothing to read where the study's seeds had
             live[s.label] = math.nan
-    known = [k for k in store.discrepancies if (k.model, k.weights_sha256) in weights]
+    known = [k for k in load_discrepancies(store.profile.name, store.settings.recipes.user_dir)
+             if (k.model, k.weights_sha256) in weights]  # fmt: skip
     return reproduce(reference, statistics, live, store.profile, known)

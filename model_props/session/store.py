@@ -21,7 +21,6 @@ from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
 from ..training.profiles import Profile
 from ..training.recipes import MeasurementSettings, Recipe
-from ..verdicts.reproduction import KnownDiscrepancy, load_discrepancies
 from ..verdicts.snapshot import Snapshot, load_snapshot
 from ..verdicts.study import SeedStudy, load_study
 from ..zoo import build_model, check_model, load_checkpoint, parse_spec
@@ -72,11 +71,6 @@ class ModelStore:
     def snapshot(self) -> Snapshot | None:
         """The profile's reviewed expectation snapshot (what the references' claim tests assert), if it has one."""
         return load_snapshot(self.settings.profile, self.settings.recipes.user_dir)
-
-    @cached_property
-    def discrepancies(self) -> tuple[KnownDiscrepancy, ...]:
-        """The profile's known reproduction discrepancies (reviewed records of live weights outside the study)."""
-        return load_discrepancies(self.settings.profile, self.settings.recipes.user_dir)
 
     @property
     def train_seed(self) -> int:
