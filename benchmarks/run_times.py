@@ -201,13 +201,22 @@ def new_checkpoint(cache: Path) -> dict:
             cwd=Path(tmp) / "project", env=env, capture_output=True, text=True,
         )  # fmt: skip
         seconds = round(time.perf_counter() - start, 1)
+        summary = Path(tmp) / "project" / "reports" / "summary.json"
+        results = json.loads(summary.read_text())["results"] if summary.is_file() else []
+    sequential = [
+        {"claim": r["claim"], "part": p["part"], "verdict": p["verdict"], "used": p["n"], "sample": p["sample"]}
+        for r in results for p in r.get("parts", []) if p.get("sample")
+    ]  # fmt: skip
     kinds: dict[str, float] = {}
     for manifest in set((cache / "measurements").rglob("manifest.json")) - before:
         meta = json.loads(manifest.read_text())
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
-    return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds, "commit": commit()}
+    for p in sequential:
+        print(f"  {p['claim']} [{p['part']}] {p['verdict']} on {p['used']} of {p['sample']} images", flush=True)
+    return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds,
+            "sequential_parts": sequential, "commit": commit()}  # fmt: skip
 
 
 def main() -> None:

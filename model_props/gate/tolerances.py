@@ -15,13 +15,16 @@ The candidate is the model under test (``--model``/``--checkpoint`` or the table
 the same model spec loaded from ``baseline``, measured in the same run with the same code on the same samples
 (test images, Hessian batches and noise draws follow the session seed). Each tolerance is a non-inferiority
 test on the paired percentile-bootstrap interval of (candidate - baseline), resampling the shared samples:
-the worse-direction end of the 95 % interval may not pass the tolerance. Pairing removes the between-image
+the worse-direction end of the 95 % interval may not pass the tolerance. A statistic of a report measured in
+chunks (the attacks) is tested group-sequentially, look by look, and stops measuring once the tolerance is passed
+or plainly exceeded (:func:`check_tolerance`). Pairing removes the between-image
 variance both models share, so an unchanged model passes any tolerance and a real regression shows early. ``pytest -m gate`` runs the gating claims and one test per
 tolerance, and exits non-zero exactly when a gating claim is not supported or a tolerance is exceeded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,43 +147,69 @@ class GateOutcome:
     message: str
 
 
-def check_tolerance(
-    name: str,
-    tolerance: float,
-    candidate_report: Any,
-    baseline_report: Any,
-    *,
-    candidate: str,
-    baseline: str,
-    level: float = 0.95,
-    seed: int = 0,
-    n_boot: int = 2000,
-) -> GateOutcome:
-    """Non-inferiority of ``name`` (candidate - baseline) at ``tolerance``, from the two models' reports."""
+def _paired(name: str, spec: GateStatistic, candidate: Any, baseline: Any, level: float, seed: int,
+            n_boot: int) -> tuple[Any, Any, Any]:  # fmt: skip
+    """The candidate's, the baseline's and the paired difference's bootstrap estimates of ``spec``."""
     from ..verdicts.stats import bootstrap
 
-    spec = GATE_STATISTICS[name]
-    n_c, n_b = candidate_report.size(spec.sampling), baseline_report.size(spec.sampling)
+    n_c, n_b = candidate.size(spec.sampling), baseline.size(spec.sampling)
     if n_c != n_b:
         raise MeasurementError(
             f"gate {name}: the candidate was measured on {n_c} {spec.sampling} and the baseline on {n_b}; "
             "a paired comparison needs the same samples (same profile, seed and measurement settings)"
         )
     stat = spec.statistic
-    est_c = bootstrap(n_c, lambda i: stat(candidate_report, i), level=level, seed=seed, n_boot=n_boot)
-    est_b = bootstrap(n_b, lambda i: stat(baseline_report, i), level=level, seed=seed, n_boot=n_boot)
-    diff = bootstrap(
-        n_c, lambda i: stat(candidate_report, i) - stat(baseline_report, i), level=level, seed=seed, n_boot=n_boot
+    return (
+        bootstrap(n_c, lambda i: stat(candidate, i), level=level, seed=seed, n_boot=n_boot),
+        bootstrap(n_b, lambda i: stat(baseline, i), level=level, seed=seed, n_boot=n_boot),
+        bootstrap(n_c, lambda i: stat(candidate, i) - stat(baseline, i), level=level, seed=seed, n_boot=n_boot),
     )
+
+
+def check_tolerance(
+    name: str,
+    tolerance: float,
+    reports: Callable[[int | None], tuple[Any, Any]],
+    *,
+    candidate: str,
+    baseline: str,
+    size: int | None = None,
+    level: float = 0.95,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> GateOutcome:
+    """Non-inferiority of ``name`` (candidate - baseline) at ``tolerance``, from the two models' reports:
+    ``reports(None)`` gives both whole reports. Where the statistic's report is measured in chunks (``size``: its
+    whole sample), ``reports(n)`` gives both on their first n units, and the test is group-sequential like a
+    checkpoint verdict (docs/design.md#sequential-checkpoint-verdicts): it stops at the first look whose repeated
+    interval passes the tolerance or lies wholly past it, and at the last look passes only inside it."""
+    from ..verdicts.sequential import critical_t, design
+
+    spec = GATE_STATISTICS[name]
+    looks = design(size, alpha=1.0 - level) if size is not None else None
+    for k, n in enumerate(looks.sizes if looks is not None else (None,)):
+        candidate_report, baseline_report = reports(n)
+        est_c, est_b, diff = _paired(name, spec, candidate_report, baseline_report, level, seed, n_boot)
+        if looks is not None:  # the repeated interval: estimate +- c_k bootstrap standard errors
+            half = float(critical_t(looks)[k]) * diff.standard_error
+            diff = dataclasses.replace(diff, low=diff.value - half, high=diff.value + half)
+            worse = diff.low > tolerance if spec.higher_is_worse else diff.high < -tolerance
+            better = diff.high <= tolerance if spec.higher_is_worse else diff.low >= -tolerance
+            if worse or better:
+                break
     if spec.higher_is_worse:
         end, bound, passed, limit = "upper", diff.high, diff.high <= tolerance, f"<= +{tolerance:g}"
     else:
         end, bound, passed, limit = "lower", diff.low, diff.low >= -tolerance, f">= -{tolerance:g}"
+    over = f"over {diff.n} paired {spec.sampling}"
+    if looks is not None:
+        over = (f"repeated interval at look {k + 1} of {len(looks.sizes)}, {over} of {looks.sizes[-1]} (sequential, "
+                "O'Brien-Fleming spending)")  # fmt: skip
     message = (
         f"gate {name} ({spec.description}; {'higher' if spec.higher_is_worse else 'lower'} is worse): "
         f"candidate {candidate} {est_c.value:.4g} [{est_c.low:.4g}, {est_c.high:.4g}], baseline {baseline} "
         f"{est_b.value:.4g} [{est_b.low:.4g}, {est_b.high:.4g}]; difference (candidate - baseline) "
-        f"{diff.value:+.4g}, {level:.0%} CI [{diff.low:+.4g}, {diff.high:+.4g}] over {diff.n} paired {spec.sampling}: "
+        f"{diff.value:+.4g}, {level:.0%} CI [{diff.low:+.4g}, {diff.high:+.4g}] {over}: "
         f"its {end} bound {bound:+.4g} {'is within' if passed else 'EXCEEDS'} the tolerance ({end} bound {limit})"
     )
     return GateOutcome(name, tolerance, passed, est_c, est_b, diff, message)

@@ -2,12 +2,19 @@
 
 FGSM and PGD (``steps`` steps of size eps/4 from a uniform random start, projected on the L-infinity ball of
 radius eps and on [0, 1]) on [0, 1] inputs; the model's normalisation lives inside it, so torchattacks'
-``set_normalization_used`` is never called. Robust accuracy is the accuracy on the attacked images; the
-random starts are seeded.
+``set_normalization_used`` is never called. Robust accuracy is the accuracy on the attacked images.
+
+The test images are taken in one seeded order and attacked in chunks of :data:`CHUNK` images, each eps apart, with
+the random starts seeded by (seed, eps, chunk): the report on the first n images is the first n rows of every longer
+one, whichever eps set or image count asked for it. So claims 16 and 29 read one measurement (the same images, eps
+and starts; 16 the first ``attack_images`` at every eps, 29 every test image at the smallest), a sequential verdict
+(:mod:`model_props.verdicts.sequential`) measures look by look, and each chunk is its own cache entry
+(:mod:`.chunks`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +23,19 @@ import torch
 
 from ..data import Split
 from ..errors import MeasurementError, NotApplicable
-from .fit import batch_predictions, predictions
+from .chunks import Chunks, computed
+from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["AttackReport", "attack_report", "check_epsilon", "attack_kind_report", "attack_test_report"]
+__all__ = [
+    "CHUNK", "AttackReport", "attack_report", "check_epsilon", "attack_kind_report", "attack_test_report",
+    "attack_size", "attack_test_size",
+]  # fmt: skip
+
+CHUNK = 64  # images a chunk: the 512 images of claim 16 are its 8 looks
 
 
 def check_epsilon(eps: float) -> float:
@@ -75,6 +88,33 @@ class AttackReport:
         return cls(arrays["correct"], arrays["epsilons"])
 
 
+def _start_seed(seed: int, eps: float, chunk: int) -> int:
+    """The seed of PGD's random start on one chunk at one eps (eps in 1/1000 of 1/255, so 1/255 and 2/255 differ)."""
+    return int(np.random.SeedSequence([seed, round(eps * 255_000), chunk]).generate_state(1)[0])
+
+
+def _attack_chunk(model: torch.nn.Module, test: Split, index: torch.Tensor, eps: float, pgd_steps: int, seed: int,
+                  chunk: int, device: str, name: str) -> np.ndarray:  # fmt: skip
+    """(n, 3) bool: correct on the clean images ``test[index]``, under FGSM and under PGD at ``eps``."""
+    import torchattacks
+
+    x, y = test.batch(index)
+    columns = [batch_predictions(model, x, y, device)[0]]
+    for attack in (torchattacks.FGSM(model, eps=eps),
+                   torchattacks.PGD(model, eps=eps, alpha=eps / 4, steps=pgd_steps, random_start=True)):  # fmt: skip
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(_start_seed(seed, eps, chunk))  # PGD's random start (FGSM draws nothing)
+            try:
+                adv = attack(x.to(device), y.to(device))
+            except RuntimeError as exc:
+                raise MeasurementError(
+                    f"{name}: cannot attack it, its output is not differentiable with respect to its input: "
+                    f"{str(exc).splitlines()[0]}"
+                ) from exc
+        columns.append(batch_predictions(model, adv, y, device)[0])
+    return torch.stack(columns, 1).numpy()
+
+
 def attack_report(
     model: torch.nn.Module,
     test: Split,
@@ -83,55 +123,55 @@ def attack_report(
     epsilons: tuple[float, ...],
     pgd_steps: int,
     seed: int = 0,
-    batch_size: int = 256,
     device: str = "cpu",
     name: str = "model",
+    chunks: Chunks = computed,
 ) -> AttackReport:
-    """Clean, FGSM and PGD correctness of ``model`` on ``n_images`` test images (a seeded permutation)."""
-    import torchattacks
-
+    """Clean, FGSM and PGD correctness of ``model`` on the first ``n_images`` test images of a seeded order,
+    attacked chunk by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by default none is kept)."""
     for eps in epsilons:
         check_epsilon(eps)
     gen = torch.Generator().manual_seed(seed)
-    index = torch.randperm(len(test), generator=gen)[: min(n_images, len(test))]
+    order = torch.randperm(len(test), generator=gen)
+    n = min(n_images, len(test))
     model.eval()
-    columns = [predictions(model, test, index, batch_size=batch_size, device=device)[0]]
-    attacks = [torchattacks.FGSM(model, eps=eps) for eps in epsilons]
-    attacks += [torchattacks.PGD(model, eps=eps, alpha=eps / 4, steps=pgd_steps, random_start=True) for eps in epsilons]
-    for a, attack in enumerate(attacks):
-        correct = []
-        for b, start in enumerate(range(0, len(index), batch_size)):
-            x, y = test.batch(index[start : start + batch_size])
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed * 10_000 + a * 100 + b)  # PGD's random start
-                try:
-                    adv = attack(x.to(device), y.to(device))
-                except RuntimeError as exc:
-                    raise MeasurementError(
-                        f"{name}: cannot attack it, its output is not differentiable with respect to "
-                        f"its input: {str(exc).splitlines()[0]}"
-                    ) from exc
-            correct.append(batch_predictions(model, adv, y, device)[0])
-        columns.append(torch.cat(correct).numpy())
-    return AttackReport(np.stack(columns, 1), np.array(epsilons, dtype=np.float64))
+    per_eps = []
+    for eps in epsilons:
+        parts = []
+        for j in range(-(-n // CHUNK)):
+            index = order[j * CHUNK : (j + 1) * CHUNK]
+            compute = functools.partial(_attack_chunk, model, test, index, eps, pgd_steps, seed, j, device, name)
+            parts.append(chunks({"eps_255": round(eps * 255, 6), "chunk": j, "chunk_images": CHUNK,
+                                 "pgd_steps": pgd_steps}, compute))  # fmt: skip
+        per_eps.append(np.concatenate(parts)[:n])
+    clean = per_eps[0][:, :1]
+    correct = np.concatenate([clean, *(c[:, 1:2] for c in per_eps), *(c[:, 2:3] for c in per_eps)], axis=1)
+    return AttackReport(correct, np.array(epsilons, dtype=np.float64))
 
 
-def attack_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
-    return attack_report(
-        inp.model,
-        inp.test,
-        n_images=m.attack_images,
-        epsilons=m.attack_epsilons,
-        pgd_steps=m.pgd_steps,
-        seed=seed,
-        device=device,
-        name=repr(inp.name),
-    )
+def attack_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The images of a whole ``attack`` report: the profile's ``attack_images`` (at most the test split)."""
+    return min(m.attack_images, len(inp.test))
 
 
-def attack_test_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> AttackReport:
+def attack_test_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The images of a whole ``attack_test`` report: every test image."""
+    return len(inp.test)
+
+
+def attack_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                       upto: int | None = None, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
+    on its first ``upto`` images (default: all ``attack_images``)."""
+    n = attack_size(inp, m)
+    return attack_report(inp.model, inp.test, n_images=min(upto or n, n), epsilons=m.attack_epsilons,
+                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name), chunks=chunks)  # fmt: skip
+
+
+def attack_test_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                       upto: int | None = None, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
     """FGSM and PGD at the profile's smallest eps only, on every image of the test split (Bai et al.'s comparison,
-    docs/design.md#decision-rules)."""
-    return attack_report(inp.model, inp.test, n_images=len(inp.test), epsilons=(min(m.attack_epsilons),),
-                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name))  # fmt: skip
+    docs/design.md#decision-rules): the same chunks as ``attack`` at that eps, continued over the whole split."""
+    n = len(inp.test)
+    return attack_report(inp.model, inp.test, n_images=min(upto or n, n), epsilons=(min(m.attack_epsilons),),
+                         pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name), chunks=chunks)  # fmt: skip

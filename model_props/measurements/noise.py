@@ -1,8 +1,15 @@
 """The noise report: accuracy under band-limited noise (Park & Kim 2022, Fig. 2b); the noise itself is
-:mod:`model_props.measures.noise`."""
+:mod:`model_props.measures.noise`.
+
+The test images are taken in one seeded order and measured in chunks of :data:`CHUNK` images, each with its own
+Gaussian draws (seeded by the sample and the chunk, the same draws filtered per band), so that the report on the
+first n images is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry
+(:mod:`.chunks`).
+"""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,13 +19,16 @@ import torch
 from ..data import Split
 from ..errors import NotApplicable
 from ..measures.noise import FREQUENCIES, NOISE_RMS, band_noise
-from .fit import batch_predictions, predictions
+from .chunks import Chunks, computed
+from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["NoiseReport", "noise_report", "noise_kind_report"]
+__all__ = ["CHUNK", "NoiseReport", "noise_report", "noise_kind_report", "noise_size"]
+
+CHUNK = 250  # images a chunk: the 2,000 noise images are 8 looks
 
 
 @dataclass
@@ -55,6 +65,19 @@ class NoiseReport:
 
 
 @torch.no_grad()
+def _noise_chunk(model: torch.nn.Module, test: Split, index: torch.Tensor, seed: int, chunk: int, rms: float,
+                 frequencies: tuple[float, ...], device: str) -> np.ndarray:  # fmt: skip
+    """(n, 2 + F) bool: correct on the clean images ``test[index]``, under white noise and in each band."""
+    x, y = test.batch(index)
+    columns = [batch_predictions(model, x, y, device)[0]]
+    for frequency in (None, *frequencies):
+        draws = int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0])  # the same draws, filtered per band
+        noise_gen = torch.Generator().manual_seed(draws)
+        noisy = x + band_noise(tuple(x.shape), frequency, rms=rms, generator=noise_gen)
+        columns.append(batch_predictions(model, noisy, y, device)[0])
+    return torch.stack(columns, 1).numpy()
+
+
 def noise_report(
     model: torch.nn.Module,
     test: Split,
@@ -63,24 +86,31 @@ def noise_report(
     seed: int = 0,
     rms: float = NOISE_RMS,
     frequencies: tuple[float, ...] = FREQUENCIES,
-    batch_size: int = 500,
     device: str = "cpu",
+    chunks: Chunks = computed,
 ) -> NoiseReport:
-    """Correctness of ``model`` on ``n_images`` test images (a seeded permutation), clean and perturbed."""
+    """Correctness of ``model`` on the first ``n_images`` test images of a seeded order, clean and perturbed, chunk
+    by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by default none is kept)."""
     gen = torch.Generator().manual_seed(seed)
-    index = torch.randperm(len(test), generator=gen)[: min(n_images, len(test))]
-    columns = [predictions(model, test, index, batch_size=batch_size, device=device)[0]]
-    for frequency in (None, *frequencies):
-        noise_gen = torch.Generator().manual_seed(seed + 1)  # the same Gaussian draws, filtered per band
-        correct = []
-        for start in range(0, len(index), batch_size):
-            x, y = test.batch(index[start : start + batch_size])
-            x = x + band_noise(tuple(x.shape), frequency, rms=rms, generator=noise_gen)
-            correct.append(batch_predictions(model, x, y, device)[0])
-        columns.append(torch.cat(correct).numpy())
-    return NoiseReport(np.stack(columns, axis=1), np.array(frequencies, dtype=np.float64))
+    order = torch.randperm(len(test), generator=gen)
+    n = min(n_images, len(test))
+    model.eval()
+    parts = []
+    for j in range(-(-n // CHUNK)):
+        index = order[j * CHUNK : (j + 1) * CHUNK]
+        compute = functools.partial(_noise_chunk, model, test, index, seed, j, rms, frequencies, device)
+        parts.append(chunks({"chunk": j, "chunk_images": CHUNK, "rms": rms, "frequencies": list(frequencies)}, compute))
+    return NoiseReport(np.concatenate(parts)[:n], np.array(frequencies, dtype=np.float64))
 
 
-def noise_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> NoiseReport:
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
-    return noise_report(inp.model, inp.test, n_images=m.noise_images, seed=seed, device=device)
+def noise_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The images of a whole noise report: the profile's ``noise_images`` (at most the test split)."""
+    return min(m.noise_images, len(inp.test))
+
+
+def noise_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                      upto: int | None = None, chunks: Chunks = computed) -> NoiseReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
+    on its first ``upto`` images (default: all ``noise_images``)."""
+    n = noise_size(inp, m)
+    return noise_report(inp.model, inp.test, n_images=min(upto or n, n), seed=seed, device=device, chunks=chunks)

@@ -9,10 +9,10 @@ kind         report                                      sampling units
 units        :class:`~.units.UnitReport`                 ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
 spectrum     :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
 fit          :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
-noise        :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands)
+noise        :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands; in chunks)
 corruption   :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
-attack       :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps)
-attack_test  :class:`~.attack.AttackReport`              ``images`` (every test image: clean, FGSM and PGD at the smallest eps)
+attack       :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps; in chunks)
+attack_test  :class:`~.attack.AttackReport`              ``images`` (every test image: attack's chunks at the smallest eps)
 lesion       :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 position     :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
 occlusion    :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
@@ -21,6 +21,9 @@ cross        :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of eve
 ===========  ==========================================  ================================================
 
 A *pair* kind (``cross``) is measured on two models (``measure(..., other=...)``) and keyed by both identities.
+A *chunked* kind (``attack``, ``attack_test``, ``noise``) is measured in chunks of a seeded order, each its own cache entry
+(:mod:`.chunks`), and ``measure(..., upto=n)`` gives its report on the first n units: the looks of a sequential
+verdict, and two kinds that share their chunks.
 
 A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
 and verified through the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
@@ -44,14 +47,15 @@ from typing import Any, Literal
 from ..cache import source_hash
 from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
-from .attack import AttackReport, attack_kind_report, attack_test_report
+from .attack import AttackReport, attack_kind_report, attack_size, attack_test_report, attack_test_size
 from .cache import load_report, report_entry, save_report
+from .chunks import cached_chunks
 from .corruption import CorruptionReport, corruption_kind_report
 from .cross import CrossReport, cross_report
 from .fit import FitReport, fit_kind_report
 from .inputs import MeasureInput
 from .lesion import LesionReport, lesion_kind_report
-from .noise import NoiseReport, noise_kind_report
+from .noise import NoiseReport, noise_kind_report, noise_size
 from .occlusion import OcclusionReport, occlusion_kind_report
 from .position import PositionReport, position_kind_report
 from .probe import ProbeReport, probe_kind_report
@@ -100,6 +104,10 @@ class Kind:
     reads_anatomy: bool = False
     uses_loss: bool = False
     pair: bool = False  # measured on two models (``measure(..., other=...)``)
+    # measured in chunks of a seeded order (:mod:`.chunks`): the whole report's size; a report on its first ``upto``
+    # units is then a prefix of it (the looks of a sequential verdict), and ``chunks`` names the folder they share
+    size: Callable[[MeasureInput, MeasurementSettings], int] | None = None
+    chunks: str = ""
 
 
 _M = "model_props.measurements."
@@ -113,12 +121,24 @@ REPORT_KINDS: dict[str, Kind] = {
         uses_loss=True,
     ),
     "fit": Kind(fit_kind_report, FitReport, _M + "fit", ("fit_images",)),
-    "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",)),
+    "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",), size=noise_size, chunks="noise"),
     "corruption": Kind(corruption_kind_report, CorruptionReport, _M + "corruption", ("corruption_images",)),
     "attack": Kind(
-        attack_kind_report, AttackReport, _M + "attack", ("attack_images", "attack_epsilons_255", "pgd_steps")
-    ),
-    "attack_test": Kind(attack_test_report, AttackReport, _M + "attack", ("attack_epsilons_255", "pgd_steps")),
+        attack_kind_report,
+        AttackReport,
+        _M + "attack",
+        ("attack_images", "attack_epsilons_255", "pgd_steps"),
+        size=attack_size,
+        chunks="attack",
+    ),  # fmt: skip
+    "attack_test": Kind(
+        attack_test_report,
+        AttackReport,
+        _M + "attack",
+        ("attack_epsilons_255", "pgd_steps"),
+        size=attack_test_size,
+        chunks="attack",
+    ),  # the same chunks, continued  # fmt: skip
     "lesion": Kind(lesion_kind_report, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
     "position": Kind(position_kind_report, PositionReport, _M + "position", (), reads_anatomy=True),
     "occlusion": Kind(occlusion_kind_report, OcclusionReport, _M + "occlusion", ("corruption_images",)),
@@ -173,15 +193,27 @@ def measure(
     cache_dir: Path | None = None,
     remeasure: bool = False,
     other: MeasureInput | None = None,
+    upto: int | None = None,
 ) -> Any:
     """The ``kind`` report of a model (of the pair ``inp``, ``other`` for a pair kind): from the measurement
-    cache, or measured now (and cached)."""
+    cache, or measured now (and cached). A chunked kind's report is on its first ``upto`` units (default: all),
+    each chunk cached on its own."""
     if kind not in REPORT_KINDS:
         raise MeasurementError(f"unknown measurement kind={kind!r}; valid: {choices(REPORT_KINDS)}")
     spec = REPORT_KINDS[kind]
     if spec.pair != (other is not None):
         raise MeasurementError(f"kind={kind!r} is measured on {'two models' if spec.pair else 'one model'}")
     args = (inp, m, seed, device, *([other] if other is not None else []))
+    if spec.size is not None:
+        if cache_dir is None or inp.identity is None:
+            return spec.compute(*args, upto=upto)
+        key = {"model": inp.identity, "dataset": inp.dataset, "seed": seed, "device": device.split(":")[0],
+               "code": code_hash(kind, inp.is_mutant)}  # fmt: skip
+        meta = {"kind": spec.chunks, "model": inp.name, "identity": inp.identity, "code": key["code"]}
+        chunks = cached_chunks(cache_dir, spec.chunks, key, meta, device=device, remeasure=remeasure)
+        return spec.compute(*args, upto=upto, chunks=chunks)
+    if upto is not None:
+        raise MeasurementError(f"kind={kind!r} is measured whole, not on its first {upto} units")
     if cache_dir is None or inp.identity is None or (other is not None and other.identity is None):
         return spec.compute(*args)
     entry = report_entry(cache_dir, kind, measurement_key(kind, inp, m, seed, device, other))

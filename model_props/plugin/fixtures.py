@@ -110,6 +110,7 @@ def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
 def gate_check(model_store, request: pytest.FixtureRequest):
     """``gate_check(statistic) -> GateOutcome``: the candidate against the gate's baseline on one statistic."""
     from ..gate import GATE_STATISTICS, check_tolerance
+    from ..session.pairs import sample_size
 
     gate = state.gate(request.config)
 
@@ -124,10 +125,10 @@ def gate_check(model_store, request: pytest.FixtureRequest):
             outcome = check_tolerance(
                 statistic,
                 gate.tolerances[statistic],
-                model_store.report_for(candidate, kind),
-                model_store.report_for(baseline, kind),
+                lambda n: (model_store.report_for(candidate, kind, n), model_store.report_for(baseline, kind, n)),
                 candidate=candidate_name,
                 baseline=str(gate.baseline.name),
+                size=sample_size(model_store, kind, candidate),
                 seed=model_store.settings.seed,
                 n_boot=model_store.profile.measurement.n_boot,
             )

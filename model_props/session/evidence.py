@@ -24,18 +24,19 @@ from typing import Any
 
 from ..claims.base import Claim, Part, below_chance
 from ..errors import NotApplicable, StudyError
-from ..verdicts import Evidence, Measured, OnReports, PerSeed, Skipped, judge, point_value
+from ..measurements.registry import REPORT_KINDS
+from ..verdicts import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, judge, point_value
 from ..verdicts.evidence import PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route, route
 from ..verdicts.snapshot import snapshot_name, update_command
 from .inputs import too_few
-from .pairs import pair_reports
+from .pairs import pair_reports, sample_size
 from .pretrained import FolderData
 from .store import ModelStore
 from .tested import ModelUnderTest
 
-__all__ = ["Judgement", "judge_claim", "route_of"]
+__all__ = ["Judgement", "judge_claim", "route_of", "sequential"]
 
 
 @dataclass
@@ -43,6 +44,12 @@ class Judgement:
     outcome: ClaimOutcome  # the verdict at its scope, with the snapshot's expectation for a reference
     live: ClaimOutcome | None  # this machine's weights at checkpoint scope, when the verdict is about more
     used: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # the live reports read, for the figures
+
+
+def sequential(part: Part) -> bool:
+    """Whether a checkpoint-scope part is judged look by look (docs/design.md#sequential-checkpoint-verdicts): a rule
+    on a chunked report of one model (or a comparison of two)."""
+    return part.partner is None and REPORT_KINDS[part.report].size is not None
 
 
 def _reads(part: Part, model: str) -> list[str]:
@@ -82,6 +89,19 @@ class _Live:
             report = self.store.report_for(model, part.reads)
         self.used[(name, part.reads, part.checkpoint)] = report
         return Measured(name, report, self.store.samples(model, part.reads, part.sampling))
+
+    def looked(self, name: str | None, part: Part) -> Looked:
+        """A chunked report of a model a part reads, measured look by look (the last look's report is the one used)."""
+        name = name or self.tested.name
+        model = self.model(name, part.checkpoint)
+        total = sample_size(self.store, part.report, model)
+        assert total is not None  # only a chunked kind is looked at
+
+        def at(n: int) -> Any:
+            report = self.used[(name, part.reads, part.checkpoint)] = self.store.report_for(model, part.reads, upto=n)
+            return report
+
+        return Looked(name, at, total, self.store.samples(model, part.reads, part.sampling))
 
     def _folder_skip(self, part: Part, folder: FolderData) -> str | None:
         """Why a part does not apply to a model measured on the user's images, if it does not: it compares with a
@@ -139,6 +159,8 @@ class _Live:
         if reason is not None:
             return Skipped(reason)
         try:
+            if sequential(part):
+                return OnLooks(self.looked(part.subject, part), self.looked(part.versus, part) if part.versus else None)
             subject = self.measured(part.subject, part)
             return OnReports(subject, self.measured(part.versus, part) if part.versus else None)
         except NotApplicable as exc:

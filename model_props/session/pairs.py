@@ -23,7 +23,7 @@ import torch
 from ..anatomy import anatomy
 from ..errors import NotApplicable
 from ..measurements.cross import PairReports
-from ..measurements.registry import measure
+from ..measurements.registry import REPORT_KINDS, measure
 from ..training.checkpoints import get_trained
 from ..training.loop import Checkpoint
 from ..training.recipes import Recipe
@@ -64,6 +64,7 @@ class Store(Protocol):
 __all__ = [
     "CONTROL_SEED_OFFSET",
     "measured",
+    "sample_size",
     "pair_reports",
     "independent_runs",
     "independent_run",
@@ -75,10 +76,12 @@ __all__ = [
 CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this: a run apart from every study seed
 
 
-def measured(store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None) -> Any:
+def measured(
+    store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None, upto: int | None = None
+) -> Any:
     """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
     settings, on the session's measurement sample (:attr:`~.store.ModelStore.sample_seed`), from the measurement
-    cache or measured now."""
+    cache or measured now; a chunked kind's on its first ``upto`` units."""
     s = store.settings
     return measure(
         kind,
@@ -89,7 +92,15 @@ def measured(store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderT
         cache_dir=s.cache_dir,
         remeasure=s.remeasure,
         other=store.measure_input(other) if other is not None else None,
+        upto=upto,
     )
+
+
+def sample_size(store: Store, kind: str, tested: ModelUnderTest) -> int | None:
+    """The sampling units of ``tested``'s whole ``kind`` report where the kind is measured in chunks (a sequential
+    verdict's largest sample), else None."""
+    size = REPORT_KINDS[kind].size
+    return None if size is None else size(store.measure_input(tested), store.measurement_settings(tested))
 
 
 def _checkpoint(tested: ModelUnderTest) -> Checkpoint:

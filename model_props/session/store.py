@@ -52,7 +52,7 @@ class ModelStore:
     settings: Settings
     notify: Callable[[str], None] = _stderr  # where announcements go (the plugin routes them to the terminal)
     _models: dict[tuple[str, str], ModelUnderTest] = field(default_factory=dict)
-    _reports: dict[tuple[str, str], Any] = field(default_factory=dict)  # (model identity, kind)
+    _reports: dict[tuple[str | None, str, int | None], Any] = field(default_factory=dict)  # (identity, kind, upto)
     _data: dict[str, ImageDataset] = field(default_factory=dict)
     _stats: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     _folders: dict[str, FolderData] = field(default_factory=dict)  # the image folders of pretrained models
@@ -183,17 +183,17 @@ class ModelStore:
         """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once."""
         return self.report_for(self.get(name, checkpoint), kind)
 
-    def report_for(self, tested: ModelUnderTest, kind: str) -> Any:
-        """The ``kind`` report of any model (a stored one, or a mutant): once a session, and from the
-        measurement cache when its inputs did not change."""
-        identity = tested.identity  # None: a model without an identity is measured each time
-        if identity is None or (identity, kind) not in self._reports:
+    def report_for(self, tested: ModelUnderTest, kind: str, upto: int | None = None) -> Any:
+        """The ``kind`` report of any model (a stored one, or a mutant), of a chunked kind on its first ``upto``
+        units: once a session, and from the measurement cache when its inputs did not change."""
+        key = (tested.identity, kind, upto)  # a model without an identity (None) is measured each time
+        if tested.identity is None or key not in self._reports:
             base, _, partner = kind.partition("@")  # "cross@resnet": a pair report against the recipe resnet
-            report = pair_reports(self, tested, base, partner) if partner else measured(self, kind, tested)
-            if identity is None:
+            report = pair_reports(self, tested, base, partner) if partner else measured(self, kind, tested, upto=upto)
+            if tested.identity is None:
                 return report
-            self._reports[(identity, kind)] = report
-        return self._reports[(identity, kind)]
+            self._reports[key] = report
+        return self._reports[key]
 
     def measurement_settings(self, tested: ModelUnderTest) -> MeasurementSettings:
         """The profile's measurement settings; on a user's image folder the unit measurements take all its N

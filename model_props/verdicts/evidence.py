@@ -1,10 +1,13 @@
 """The evidence a claim is judged on: per part, what it reads at its scope, or why it cannot be read.
 
 The session gathers it (the models and reports a part reads, the study's per-seed estimates, the skip rules) and
-the judge (:func:`~.judge.judge`) is a pure function of it: nothing here calls back into the session.
+the judge (:func:`~.judge.judge`) is a function of it: nothing here calls back into the session but a
+:class:`Looked` report, which measures the prefix the judge asks for.
 
 - :class:`OnReports` (checkpoint scope): the report of the model a part reads (and of the model it compares
   with), each with the identity of the samples it was measured on; equal identities pair the comparison.
+- :class:`OnLooks` (checkpoint scope, a part judged sequentially, :mod:`.sequential`): the same, look by look, so
+  that the judge stops measuring once the part is decided.
 - :class:`PerSeed` (architecture scope): one estimate per training seed of each model a part reads; two series of
   one study share their seed indices (a paired design), a user's checkpoints against a study's seeds do not.
 - :class:`Skipped`: why the part cannot be measured (it does not apply, a model it reads is below twice chance,
@@ -13,7 +16,7 @@ the judge (:func:`~.judge.judge`) is a pure function of it: nothing here calls b
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +26,9 @@ from ..claims.base import Claim, Part
 from .outcome import Expected
 from .stats import Scope
 
-__all__ = ["Measured", "OnReports", "PerSeed", "Skipped", "PartEvidence", "Evidence", "point_value"]
+__all__ = [
+    "Measured", "OnReports", "Looked", "OnLooks", "PerSeed", "Skipped", "PartEvidence", "Evidence", "point_value",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,26 @@ class OnReports:
 
 
 @dataclass(frozen=True)
+class Looked:
+    """A report measured look by look: ``at(n)`` is the report on the first ``n`` of its ``size`` sampling units in
+    one seeded order (a prefix of the whole report, measured when first asked for); ``samples`` as
+    :class:`Measured`'s."""
+
+    name: str
+    at: Callable[[int], Any]
+    size: int
+    samples: str
+
+
+@dataclass(frozen=True)
+class OnLooks:
+    """A checkpoint-scope part judged sequentially (:mod:`.sequential`): its reports, look by look."""
+
+    subject: Looked
+    versus: Looked | None = None
+
+
+@dataclass(frozen=True)
 class PerSeed:
     subject_name: str
     subject: tuple[float | None, ...]
@@ -56,7 +81,7 @@ class Skipped:
     reason: str
 
 
-PartEvidence = OnReports | PerSeed | Skipped
+PartEvidence = OnReports | OnLooks | PerSeed | Skipped
 
 
 @dataclass(frozen=True)

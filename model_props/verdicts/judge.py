@@ -3,6 +3,10 @@
 - **checkpoint** (:class:`~.evidence.OnReports`): each part's statistic is bootstrapped over its report's sampling
   units, every resample in one vectorised call; a comparison of two models measured on the same samples (equal
   sample identities) is bootstrapped paired, otherwise as two samples.
+- **checkpoint, sequential** (:class:`~.evidence.OnLooks`): the same bootstrap on the first n_k sampling units at
+  each look k of a group-sequential design (:mod:`.sequential`); the part stops at the first look whose repeated
+  interval, estimate +- c_k bootstrap standard errors, decides it (an equivalence: inside the margin, or wholly
+  outside it), and carries the repeated p-value to Holm.
 - **architecture** (:class:`~.evidence.PerSeed`): each part's per-seed estimates give a t interval over seeds; a
   comparison of two recipes of one study is paired by seed index (a t interval over the per-seed differences),
   one of groups that share nothing (a user's checkpoints against a reference's study seeds) gives Welch's.
@@ -18,6 +22,7 @@ more samples, whatever its verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -25,14 +30,16 @@ import numpy as np
 
 from ..claims.base import Part
 from ..errors import ModelPropsError, NotApplicable
-from .evidence import Evidence, Measured, OnReports, PerSeed, Skipped, point_value
+from .evidence import Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
+from .sequential import critical_t, design, repeated_p
 from .stats import (
     MIN_SEEDS,
     N_BOOT,
     Estimate,
     bootstrap,
     bootstrap_two_sample,
+    decide,
     paired_interval,
     t_interval,
     welch_interval,
@@ -93,6 +100,33 @@ def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot
                     degenerate=_degenerate(part, two.replicates, f"resample of its {part.sampling}"))  # fmt: skip
 
 
+def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: int, parts: int) -> PartOutcome:
+    """Look by look over the reports' shared seeded order (module docstring); ``parts``: the claim's part count,
+    which bounds the Holm levels the repeated p-value is rounded up to."""
+    looked = [m for m in (evidence.subject, evidence.versus) if m is not None]
+    d = design(min(m.size for m in looked), alpha=1.0 - level)
+    c = [float(x) for x in critical_t(d)]
+    for k, n in enumerate(d.sizes):
+        subject, *versus = (Measured(m.name, m.at(n), m.samples) for m in looked)
+        fixed = _on_reports(part, OnReports(subject, versus[0] if versus else None), level, seed, n_boot)
+        if fixed.estimate is None:  # skipped: undefined, or too few samples
+            return fixed
+        e, se = fixed.estimate, fixed.estimate.standard_error
+        at_look = dataclasses.replace(e, low=e.value - c[k] * se, high=e.value + c[k] * se,
+                                      method=f"repeated interval of the {e.method}'s standard error")  # fmt: skip
+        verdict = decide(at_look, part.direction, part.threshold)
+        if verdict != "inconclusive":
+            break
+    gap = {"greater": part.threshold - e.value, "less": e.value - part.threshold,  # > 0: on the contradicting side
+           "within": abs(e.value) - abs(part.threshold)}[part.direction]  # fmt: skip
+    far = gap / se if se else math.copysign(math.inf, gap) if gap else 0.0
+    p = repeated_p(d, k, far, [(1.0 - level) / 2 / j for j in range(1, parts + 1)])
+    note = (f"sequential: {'decided' if verdict != 'inconclusive' else 'undecided'} at look {k + 1} of "
+            f"{len(d.sizes)}, on {n} of {d.sizes[-1]} {part.sampling} (O'Brien-Fleming spending)")  # fmt: skip
+    return dataclasses.replace(fixed, verdict=verdict, estimate=at_look, p_contradiction=p, note=note,
+                               sample=d.sizes[-1])  # fmt: skip
+
+
 def _defined(values: Sequence[float | None]) -> int:
     return sum(v is not None and not math.isnan(v) for v in values)
 
@@ -143,6 +177,8 @@ def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOu
                 outcomes.append(PartOutcome(part, "skipped", reason=found.reason))
             elif isinstance(found, OnReports):
                 outcomes.append(_on_reports(part, found, claim.level, seed, n_boot))
+            elif isinstance(found, OnLooks):
+                outcomes.append(_on_looks(part, found, claim.level, seed, n_boot, len(claim.parts)))
             else:
                 outcomes.append(_per_seed(part, evidence.model, found, claim.level))
         except NotApplicable as exc:  # the statistic finds nothing to read in the report

@@ -75,6 +75,7 @@ class PartOutcome:
     seeds: Mapping[str, Sequence[float | None]] | None = None  # architecture scope: per-seed estimates per model
     note: str = ""
     degenerate: str = ""  # why the measurement does not vary (the same value on every resample or seed), if it does not
+    sample: int | None = None  # a sequential part: its rule's whole sample (``estimate.n``: the units it used)
 
     @property
     def sampling(self) -> str:
@@ -145,6 +146,7 @@ class PartOutcome:
             "level": e.level if e else None,
             "method": e.method if e else None,
             "n": e.n if e else None,
+            "sample": self.sample,
             "n_versus": e.n_versus if e else None,
             "dropped": e.dropped if e else None,
             "sampling": self.sampling if e else self.part.sampling,

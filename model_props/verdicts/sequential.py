@@ -31,7 +31,7 @@ from scipy import stats as sps
 
 __all__ = [
     "LOOKS", "MIN_PER_LOOK", "obf_spending", "boundaries", "crossing", "Design", "design", "look_statistics",
-    "Sequential", "decide_sequential",
+    "Sequential", "decide_sequential", "critical_t", "repeated_p",
 ]  # fmt: skip
 
 # Fixed at design time (2026-11-26) from the analytic operating characteristics (:func:`crossing`), before any
@@ -153,6 +153,26 @@ def look_statistics(values: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarra
     return mean, np.sqrt(var / n)
 
 
+def critical_t(d: Design) -> np.ndarray:
+    """The critical values c_k carried to Student's t with n_k - 1 degrees of freedom at the same tail probability
+    (the significance-level approach, Jennison & Turnbull Sec. 3.6): few units per look stay conservative."""
+    return np.asarray(sps.t.isf(sps.norm.sf(np.asarray(d.critical)), df=np.asarray(d.sizes) - 1))
+
+
+def repeated_p(d: Design, look: int, z: float, levels: Sequence[float]) -> float:
+    """The repeated p-value at ``look`` (0-based) of a one-sided test whose statistic is ``z`` standard errors on
+    the null's far side, rounded up to the one-sided ``levels`` (Jennison & Turnbull Sec. 9.1): the smallest of them
+    at which the repeated interval of the design spending twice that level excludes the null, else 1. Holm's
+    procedure compares p-values with exactly such levels (alpha / m, ..., alpha), so rounding up to them changes none
+    of its decisions and keeps each p-value valid."""
+    p = 1.0
+    for level in sorted(levels, reverse=True):  # the loosest first: a part rejected at none computes one design
+        if z <= critical_t(Design(d.sizes, tuple(boundaries(d.fractions, 2 * level)), 2 * level))[look]:
+            break
+        p = float(level)
+    return p
+
+
 @dataclass(frozen=True)
 class Sequential:
     """Per replicate: the verdict, the look it stopped at (0-based), the samples used, the repeated interval."""
@@ -167,20 +187,25 @@ class Sequential:
 def decide_sequential(mean: np.ndarray, se: np.ndarray, d: Design, direction: str, threshold: float) -> Sequential:
     """Stop at the first look whose repeated interval ``mean_k +- c_k se_k`` lies on one side of ``threshold``
     (claimed side: supported; the other: contradicted); else inconclusive at the last look. Each c_k is carried to
-    Student's t with n_k - 1 degrees of freedom at the same tail probability (the significance-level approach,
-    Jennison & Turnbull Sec. 3.6), so that few units per look stay conservative. ``within`` rules are not
-    sequential (an equivalence needs both sides at once): decide them on the full sample."""
-    if direction not in ("greater", "less"):
-        raise ValueError(f"a sequential part has direction 'greater' or 'less', got {direction!r}")
-    c = sps.t.isf(sps.norm.sf(np.asarray(d.critical)), df=np.asarray(d.sizes) - 1)
+    Student's t (:func:`critical_t`). A ``within`` rule (equivalence, margin ``|threshold|``) stops where the
+    repeated interval lies inside the margin (supported) or wholly outside it (contradicted): the intervals cover
+    the statistic at every look at once, so each one-sided test of the equivalence keeps its level (Jennison &
+    Turnbull Ch. 6)."""
+    if direction not in ("greater", "less", "within"):
+        raise ValueError(f"a sequential part has direction 'greater', 'less' or 'within', got {direction!r}")
+    c = critical_t(d)
     low, high = mean - c * se, mean + c * se
-    above, below = low > threshold, high < threshold
+    if direction == "within":
+        margin = abs(threshold)
+        above, below = (low > -margin) & (high < margin), (low > margin) | (high < -margin)  # inside, outside
+    else:
+        above, below = low > threshold, high < threshold
     decided = above | below
     look = np.where(decided.any(axis=-1), decided.argmax(axis=-1), len(d.sizes) - 1)
     pick = look[..., None]
     up = np.take_along_axis(above, pick, axis=-1)[..., 0]
     down = np.take_along_axis(below, pick, axis=-1)[..., 0]
-    claimed, other = (up, down) if direction == "greater" else (down, up)
+    claimed, other = (down, up) if direction == "less" else (up, down)
     verdict = np.where(claimed, "supported", np.where(other, "contradicted", "inconclusive"))
     return Sequential(
         verdict,

@@ -67,10 +67,14 @@ TOLERANCES = """
 
 
 def test_unchanged_candidate_passes_the_gate(gate_project, user_module, pytester):
-    """The baseline's own weights: every paired difference is exactly 0, inside any tolerance."""
-    result = gate_project(_weights(user_module), TOLERANCES)
+    """The baseline's own weights: every paired difference is exactly 0, inside any tolerance; the attack's tolerance
+    is tested sequentially and passes at its first look of 64 images."""
+    result = gate_project(_weights(user_module), TOLERANCES + "    pgd_drop_1 = 0.02\n")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    result.assert_outcomes(passed=2, deselected=None)
+    result.assert_outcomes(passed=3, deselected=None)
+    result.stdout.fnmatch_lines(
+        ["PASS gate pgd_drop_1 *95% CI [[]+0, +0[]] repeated interval at look 1 of 8, over 64 paired images of 512 *"]
+    )
     result.stdout.fnmatch_lines(
         [
             "*model-props: release gate tolerances*",
@@ -81,7 +85,9 @@ def test_unchanged_candidate_passes_the_gate(gate_project, user_module, pytester
         ]
     )
     summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
-    assert [(g["statistic"], g["passed"]) for g in summary["gate"]] == [("accuracy", True), ("nll", True)]
+    assert [(g["statistic"], g["passed"]) for g in summary["gate"]] == [
+        ("accuracy", True), ("nll", True), ("pgd_drop_1", True)
+    ]  # fmt: skip
 
 
 def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, user_module):

@@ -10,6 +10,7 @@ import torch
 
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset
+from model_props.errors import MeasurementError
 from model_props.measurements import registry as measurements
 from model_props.measurements.inputs import TrainingLoss
 from model_props.measurements.registry import REPORT_KINDS, MeasureInput, measure, measurement_key
@@ -45,9 +46,9 @@ def calls(monkeypatch):
     counts: dict[str, int] = {}
     for kind, spec in list(REPORT_KINDS.items()):
 
-        def counted(*args, _compute=spec.compute, _kind=kind):
+        def counted(*args, _compute=spec.compute, _kind=kind, **kw):
             counts[_kind] = counts.get(_kind, 0) + 1
-            return _compute(*args)
+            return _compute(*args, **kw)
 
         monkeypatch.setitem(REPORT_KINDS, kind, dataclasses.replace(spec, compute=counted))
     return counts
@@ -77,6 +78,38 @@ def test_damaged_entries_are_measured_again_and_remeasure_ignores_the_cache(tmp_
     assert calls["fit"] == 4
     measure("fit", inp, SETTINGS, seed=0, cache_dir=tmp_path)
     assert calls["fit"] == 4
+
+
+def test_attack_chunks_make_a_shorter_report_a_prefix_of_a_longer_one_and_are_measured_once(tmp_path, inp):
+    """``attack`` (the first 70 images at 1 and 2/255) and ``attack_test`` (every image at 1/255) read one set of
+    chunks: the same images, eps and random starts; a look (``upto``) measures only its chunks."""
+    m = dataclasses.replace(SETTINGS, attack_images=70, attack_epsilons_255=(1, 2), pgd_steps=2)
+    entries = lambda: len(list(tmp_path.rglob("manifest.json")))  # noqa: E731
+    look = measure("attack", inp, m, seed=3, cache_dir=tmp_path, upto=64)
+    assert look.correct.shape == (64, 5) and entries() == 2  # one chunk at each eps
+    whole = measure("attack", inp, m, seed=3, cache_dir=tmp_path)
+    assert whole.correct.shape == (70, 5) and entries() == 4
+    assert np.array_equal(whole.correct[:64], look.correct)
+    test = measure("attack_test", inp, m, seed=3, cache_dir=tmp_path)
+    assert len(test.correct) == len(inp.test) > 70 and entries() == 2 + -(-len(inp.test) // 64)
+    assert np.array_equal(test.correct[:70], whole.correct[:, [0, 1, 3]])  # clean, FGSM and PGD at 1/255
+    assert np.array_equal(measure("attack", inp, m, seed=3).correct, whole.correct)  # uncached: the same numbers
+    assert not np.array_equal(measure("attack", inp, m, seed=4, upto=64).correct, look.correct)  # another sample
+    with pytest.raises(MeasurementError, match=r"kind='fit' is measured whole, not on its first 10 units"):
+        measure("fit", inp, m, seed=3, cache_dir=tmp_path, upto=10)
+
+
+def test_noise_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch):
+    from model_props.measurements import noise
+
+    monkeypatch.setattr(noise, "CHUNK", 40)  # several chunks of the test fixture's 100 images
+    m = dataclasses.replace(SETTINGS, noise_images=len(inp.test))
+    look = measure("noise", inp, m, seed=3, cache_dir=tmp_path, upto=50)
+    assert len(list(tmp_path.rglob("manifest.json"))) == 2
+    whole = measure("noise", inp, m, seed=3, cache_dir=tmp_path)
+    assert len(whole.correct) == len(inp.test) and np.array_equal(whole.correct[:50], look.correct)
+    assert len(list(tmp_path.rglob("manifest.json"))) == -(-len(inp.test) // 40)
+    assert np.array_equal(measure("noise", inp, m, seed=3).correct, whole.correct)  # uncached: the same numbers
 
 
 def test_the_key_follows_every_input(inp, monkeypatch):

@@ -89,5 +89,23 @@ def test_a_clear_effect_stops_early_and_a_null_one_uses_the_whole_sample():
     null = np.zeros((1, 2000)) + np.tile([1.0, -1.0], 1000)  # mean exactly 0 at every look
     flat = decide_sequential(*look_statistics(null, d.sizes), d, "greater", 0.0)
     assert flat.verdict[0] == "inconclusive" and flat.used[0] == 2000
-    with pytest.raises(ValueError, match="'greater' or 'less'"):
-        decide_sequential(*look_statistics(null, d.sizes), d, "within", 0.1)
+    with pytest.raises(ValueError, match="'greater', 'less' or 'within'"):
+        decide_sequential(*look_statistics(null, d.sizes), d, "equal", 0.1)
+
+
+def test_a_sequential_equivalence_keeps_its_level_at_the_margin_and_stops_early_well_inside_it():
+    """Claim 29's design: 2,000 images, a 5-point margin at level 0.90 (each one-sided test at 5 %). At a true
+    difference on the margin, "supported" (inside) is a false verdict: at most 5 % within 2 Monte Carlo errors.
+    With no difference and a per-image sd of 0.5 (4.5 standard errors of the full sample to either end of the
+    margin) it is supported, on at most 65 % of the images on average (issue 39's saving at 4 SE and above)."""
+    d = design(2000, alpha=0.10)
+    rng = np.random.default_rng(5)
+    reps, margin, sd = 4000, 0.05, 0.5
+    on_margin = rng.normal(margin, sd, (reps, 2000))
+    false = decide_sequential(*look_statistics(on_margin, d.sizes), d, "within", margin)
+    rate, mc = np.mean(false.verdict == "supported"), np.sqrt(0.05 * 0.95 / reps)
+    assert rate <= 0.05 + 2 * mc, f"false support {rate:.3%} at the margin"
+    inside = decide_sequential(*look_statistics(rng.normal(0.0, sd, (reps, 2000)), d.sizes), d, "within", margin)
+    assert np.mean(inside.verdict == "supported") > 0.99 and inside.used.mean() <= 0.65 * 2000
+    outside = decide_sequential(*look_statistics(rng.normal(0.2, sd, (reps, 2000)), d.sizes), d, "within", margin)
+    assert np.mean(outside.verdict == "contradicted") > 0.99
