@@ -49,7 +49,7 @@ from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
 from .attack import AttackReport, attack_kind_report, attack_size, attack_test_report, attack_test_size
 from .cache import load_report, report_entry, save_report
-from .chunks import cached_chunks
+from .chunks import Chunks, cached_chunks
 from .corruption import CorruptionReport, corruption_kind_report
 from .cross import CrossReport, cross_report
 from .fit import FitReport, fit_kind_report
@@ -183,6 +183,21 @@ def measurement_key(
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
 
 
+# chunks measured again in this process (``remeasure``), by key and label: a sequential verdict asks for the first
+# chunks again at every look, and a published cache entry is never rewritten, so each is measured again only once
+_REMEASURED: dict[str, Any] = {}
+
+
+def _remeasured_once(chunks: Chunks, key: dict[str, Any]) -> Chunks:
+    def get(label: dict[str, Any], compute: Callable[[], Any]) -> Any:
+        name = json.dumps({**key, "chunk": label}, sort_keys=True)
+        if name not in _REMEASURED:
+            _REMEASURED[name] = chunks(label, compute)
+        return _REMEASURED[name]
+
+    return get
+
+
 def measure(
     kind: str,
     inp: MeasureInput,
@@ -211,7 +226,7 @@ def measure(
                "code": code_hash(kind, inp.is_mutant)}  # fmt: skip
         meta = {"kind": spec.chunks, "model": inp.name, "identity": inp.identity, "code": key["code"]}
         chunks = cached_chunks(cache_dir, spec.chunks, key, meta, device=device, remeasure=remeasure)
-        return spec.compute(*args, upto=upto, chunks=chunks)
+        return spec.compute(*args, upto=upto, chunks=_remeasured_once(chunks, key) if remeasure else chunks)
     if upto is not None:
         raise MeasurementError(f"kind={kind!r} is measured whole, not on its first {upto} units")
     if cache_dir is None or inp.identity is None or (other is not None and other.identity is None):

@@ -99,6 +99,22 @@ def test_attack_chunks_make_a_shorter_report_a_prefix_of_a_longer_one_and_are_me
         measure("fit", inp, m, seed=3, cache_dir=tmp_path, upto=10)
 
 
+def test_remeasuring_look_by_look_measures_each_chunk_once(tmp_path, inp, monkeypatch):
+    """``--claims-remeasure`` ignores the cache; a sequential verdict's later looks still reuse the chunks its earlier
+    looks measured again in this process."""
+    from model_props.measurements import attack
+
+    calls: list[int] = []
+    real = attack._attack_chunk
+    monkeypatch.setattr(attack, "_attack_chunk", lambda *a: calls.append(a[6]) or real(*a))
+    m = dataclasses.replace(SETTINGS, attack_images=100, attack_epsilons_255=(1,), pgd_steps=1)
+    measure("attack", inp, m, seed=5, cache_dir=tmp_path)
+    assert calls == [0, 1]
+    first = measure("attack", inp, m, seed=5, cache_dir=tmp_path, upto=64, remeasure=True)
+    again = measure("attack", inp, m, seed=5, cache_dir=tmp_path, upto=100, remeasure=True)
+    assert calls == [0, 1, 0, 1] and np.array_equal(again.correct[:64], first.correct)
+
+
 def test_noise_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch):
     from model_props.measurements import noise
 
