@@ -187,11 +187,12 @@ def check_tolerance(
 
     spec = GATE_STATISTICS[name]
     looks = design(size, alpha=1.0 - level) if size is not None else None
+    critical = [float(c) for c in critical_t(looks)] if looks is not None else []
     for k, n in enumerate(looks.sizes if looks is not None else (None,)):
         candidate_report, baseline_report = reports(n)
         est_c, est_b, diff = _paired(name, spec, candidate_report, baseline_report, level, seed, n_boot)
         if looks is not None:  # the repeated interval: estimate +- c_k bootstrap standard errors
-            half = float(critical_t(looks)[k]) * diff.standard_error
+            half = critical[k] * diff.standard_error
             diff = dataclasses.replace(diff, low=diff.value - half, high=diff.value + half)
             worse = diff.low > tolerance if spec.higher_is_worse else diff.high < -tolerance
             better = diff.high <= tolerance if spec.higher_is_worse else diff.low >= -tolerance
