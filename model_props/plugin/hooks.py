@@ -119,18 +119,22 @@ def _check_gate(config: pytest.Config, store) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Before the first test: train every model the collected tests read that the cache lacks, several at once
-    (one process per core). Without this the session trains them one after the other as tests reach them."""
+    (one process per core), then measure there what the reproduction tests read of them. Without this the session
+    trains and measures them one after the other as tests reach them."""
     config = session.config
     if not state.in_use(config) or hasattr(config, "workerinput") or config.option.collectonly or not session.items:
         return
     from ..claims import CLAIMS
 
     names: list[str] = []
+    reproduced: list[str] = []  # the references whose reproduction test runs: their live reports are measured ahead
     claims: dict[str, None] = {}
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "model_name" in params:
             names.append(params["model_name"])
+            if "reproduction" in getattr(item, "fixturenames", ()):
+                reproduced.append(params["model_name"])
         if params.get("claim_id") in CLAIMS:  # an unknown id is the test's own error to report, in one line
             names += CLAIMS[params["claim_id"]].named_models
             claims[params["claim_id"]] = None
@@ -144,12 +148,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from ..session.pretraining import pretrain
 
         try:
-            pretrain(store, names)
+            pretrain(store, names, reproduced)
         except (
             Exception
         ) as exc:  # the tests that need the model then fail (or train) one by one, with their own message
             store.notify(
-                f"training ahead of the tests stopped ({type(exc).__name__}: {exc}); each test trains what it needs"
+                f"training ahead of the tests stopped ({type(exc).__name__}: {exc}); each test trains and measures "
+                "what it needs"
             )
 
 

@@ -1,19 +1,30 @@
-"""Training ahead of the tests: the profile's recipes a session reads that the cache lacks (and the independent
-runs that pair reports read beside them: seed controls and partners), several at once on the session's executor
-(a local Dask cluster, or a running one), before the first test needs them."""
+"""Training and measuring ahead of the tests: the profile's recipes a session reads that the cache lacks (and the
+independent runs that pair reports read beside them: seed controls and partners), several at once on the session's
+executor (a local Dask cluster, or a running one), before the first test needs them; then, on the same workers, the
+reports the reproduction tests read of the models just trained (every live estimate of a reference's family), so
+that a cold run measures them in parallel instead of one after the other in the test process."""
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 
+from ..errors import StudyError
 from ..training.checkpoints import is_cached
 from ..training.recipes import Recipe
+from ..verdicts.reproduction import family
+from ..verdicts.scope import route
 from ..zoo.pretrained import parse_pretrained
 from .pairs import independent_runs
 from .store import ModelStore
+from .tasks import Request, measure_report
 
-__all__ = ["pretrain", "compares_with_references"]
+__all__ = ["pretrain", "compares_with_references", "reproduction_reads"]
+
+# The kinds that take longest on a smoke reference (a cold run on 2 cores: Hessian spectra about 60 s, attacks about
+# 50 s, fits and corruptions a few seconds), measured first so that no worker is left with a long one alone at the end.
+_LONGEST_FIRST = ("spectrum", "attack", "attack_test", "fit", "corruption", "units", "noise", "lesion")
 
 
 def compares_with_references(store: ModelStore) -> bool:
@@ -29,11 +40,36 @@ def _seed_label(store: ModelStore, recipe: Recipe) -> str:
     return f" seed {recipe.seed} (independent run)" if recipe.seed != store.recipe(recipe.name).seed else ""
 
 
-def pretrain(store: ModelStore, names: list[str]) -> list[str]:
+def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Request]:
+    """The reports that the reproduction tests of ``references`` read (:func:`~.reproduction.reproduction`): each
+    statistic of the family of every reference judged from the seed study in this session, on the live weights. A
+    reference whose study entries are stale is left to its test, which says how to regenerate them."""
+    study, s = store.study, store.settings
+    reads: dict[Request, None] = {}
+    for reference in dict.fromkeys(references):
+        if study is None or reference not in store.profile.references:
+            continue
+        how = route(s.scope, reference, checkpoints=len(s.checkpoints.get(reference, ())), reference=True,
+                    has_study=True)  # fmt: skip
+        if how != "study":
+            continue
+        try:
+            statistics = family(study, store.profile, reference)
+        except StudyError:
+            continue
+        for statistic in statistics:
+            if statistic.part is not None and store.recipe(statistic.name).seed == store.train_seed:
+                reads[(store.train_seed, statistic.name, statistic.part.reads, statistic.part.checkpoint)] = None
+    return sorted(reads, key=lambda r: _LONGEST_FIRST.index(r[2]) if r[2] in _LONGEST_FIRST else len(_LONGEST_FIRST))
+
+
+def pretrain(store: ModelStore, names: list[str], reproduced: Iterable[str] = ()) -> list[str]:
     """Train at once, on the session's executor, the profile's recipes among ``names`` that the cache lacks,
-    each as far as the catalogue reads it; the names trained. Locally this needs two or more models to train
-    on the CPU (a GPU trains one at a time best); the session then trains lazily, one model at a time. A
-    ``scheduler`` always sends them to its cluster."""
+    each as far as the catalogue reads it, then measure what the reproduction tests of the references ``reproduced``
+    read of the models it trained (:func:`reproduction_reads`); the names trained. Locally this needs two or more models to train on the CPU (a GPU trains one at a
+    time best); the session then trains and measures lazily, one model at a time. A ``scheduler`` always sends them
+    to its cluster. A report of a model that was cached already is measured by the test that reads it, if the
+    cache lacks it: only a cold run measures ahead."""
     from ..execution import executor  # Dask: imported only when a session trains ahead
     from ..training.parallel import train_until
     from ..training.schedule import longest_first
@@ -64,10 +100,17 @@ def pretrain(store: ModelStore, names: list[str]) -> list[str]:
         + ", ".join(f"{r.name}{_seed_label(store, r)} ({until[r.name]})" for r in todo)
     )
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
+    trained = {r.name for r in todo if r.seed == store.recipe(r.name).seed}  # not the independent runs
+    ahead = [r for r in reproduction_reads(store, reproduced) if r[1] in trained]
     with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
         for recipe, metrics in runner.map(train, todo):
             store.notify(
                 f"trained {recipe.name}{_seed_label(store, recipe)} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
             )
+        if ahead:
+            store.notify(f"measuring {len(ahead)} reports that the reproduction tests read, {where}")
+            for done, _ in enumerate(runner.map(functools.partial(measure_report, s), ahead), start=1):
+                if done % 10 == 0 or done == len(ahead):
+                    store.notify(f"measured {done} of {len(ahead)} reports")
     return [r.name for r in todo]

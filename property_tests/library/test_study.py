@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -320,8 +321,8 @@ def test_each_training_seed_draws_its_own_measurement_sample_shared_by_every_rec
 
 
 def test_a_killed_study_continues_from_its_cache(tiny, tmp_path):
-    """``model-props seed-study`` (three seeds) killed after its first trained model, then run again on the same
-    cache: it trains only what is missing (the first model comes from the cache) and writes the study an
+    """``model-props seed-study`` (three seeds of the tiny ViT) killed after its first trained model, then run again on
+    the same cache: it trains only what is missing (the first model comes from the cache) and writes the study an
     uninterrupted run writes."""
     import os
     import shutil
@@ -330,7 +331,11 @@ def test_a_killed_study_continues_from_its_cache(tiny, tmp_path):
     import sys
     import time
 
-    settings, folder = tiny
+    settings, _ = tiny
+    folder = tmp_path / "recipes"  # the tiny ViT alone: resuming does not depend on how many recipes there are
+    folder.mkdir()
+    (folder / "tiny.toml").write_text(re.sub(r"\[recipes\.resnet\]\n(.+\n)+\n", "", TINY))
+    assert "resnet" not in load_profile("tiny", RecipeSource(folder)).recipes
     cache, out = tmp_path / "cache", tmp_path / "out"
     for fresh in (cache, tmp_path / "cache2"):  # the generated dataset only: every model is trained afresh
         shutil.copytree(settings.cache_dir / "data", fresh / "data")
@@ -361,3 +366,32 @@ def test_a_killed_study_continues_from_its_cache(tiny, tmp_path):
     for data in (whole, resumed):
         data.pop("date"), data.pop("provenance")
     assert resumed == whole
+
+
+def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers(tiny, tmp_path):
+    """Training ahead on two workers goes on to measure, there, every report that the reproduction tests read of the
+    models it trained, the longest kind first: the reproduction then reads them all from the cache and measures
+    nothing in the test process."""
+    import shutil
+
+    from model_props.session.pretraining import pretrain, reproduction_reads
+    from model_props.session.reproduction import reproduction
+    from model_props.session.store import ModelStore
+
+    settings, _ = tiny
+    cache = tmp_path / "cache"
+    shutil.copytree(settings.cache_dir / "data", cache / "data")  # the generated dataset only: a cold cache
+    store = ModelStore(dataclasses.replace(settings, cache_dir=cache, workers=2))
+    reads = reproduction_reads(store, ["vit", "vit"])
+    kinds = [kind for _, _, kind, _ in reads]
+    assert kinds[0] == "spectrum" and {"attack", "fit", "noise", "units"} <= set(kinds)
+    assert {seed for seed, *_ in reads} == {store.profile.live_seed} and len(set(reads)) == len(reads)
+    assert {name for _, name, _, _ in reads} == {"vit"}  # the ViT's family is itself in the tiny profile
+    checkpoint_scope = ModelStore(dataclasses.replace(store.settings, scope="checkpoint"))
+    assert reproduction_reads(checkpoint_scope, ["vit"]) == []  # judged about the live weights: no reproduction
+
+    assert "vit" in pretrain(store, ["vit"], ["vit"])
+    measured = sorted(cache.glob("measurements/**/manifest.json"))
+    assert measured, "nothing was measured ahead"
+    reproduction(store, "vit")
+    assert sorted(cache.glob("measurements/**/manifest.json")) == measured, "the reproduction measured again"
