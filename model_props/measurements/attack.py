@@ -23,7 +23,7 @@ import torch
 
 from ..data import Split
 from ..errors import MeasurementError, NotApplicable
-from .chunks import Chunks, computed
+from .chunks import Chunks, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
@@ -93,8 +93,8 @@ def _start_seed(seed: int, eps: float, chunk: int) -> int:
     return int(np.random.SeedSequence([seed, round(eps * 255_000), chunk]).generate_state(1)[0])
 
 
-def _attack_chunk(model: torch.nn.Module, test: Split, index: torch.Tensor, eps: float, pgd_steps: int, seed: int,
-                  chunk: int, device: str, name: str) -> np.ndarray:  # fmt: skip
+def _attack_chunk(model: torch.nn.Module, test: Split, eps: float, pgd_steps: int, seed: int, device: str, name: str,
+                  chunk: int, index: torch.Tensor) -> np.ndarray:  # fmt: skip
     """(n, 3) bool: correct on the clean images ``test[index]``, under FGSM and under PGD at ``eps``."""
     import torchattacks
 
@@ -135,15 +135,17 @@ def attack_report(
     order = torch.randperm(len(test), generator=gen)
     n = min(n_images, len(test))
     model.eval()
-    per_eps = []
-    for eps in epsilons:
-        parts = []
-        for j in range(-(-n // CHUNK)):
-            index = order[j * CHUNK : (j + 1) * CHUNK]
-            compute = functools.partial(_attack_chunk, model, test, index, eps, pgd_steps, seed, j, device, name)
-            parts.append(chunks({"eps_255": round(eps * 255, 6), "chunk": j, "chunk_images": CHUNK,
-                                 "pgd_steps": pgd_steps}, compute))  # fmt: skip
-        per_eps.append(np.concatenate(parts)[:n])
+    per_eps = [
+        in_chunks(
+            order,
+            n,
+            CHUNK,
+            {"eps_255": round(eps * 255, 6), "pgd_steps": pgd_steps},
+            functools.partial(_attack_chunk, model, test, eps, pgd_steps, seed, device, name),
+            chunks,
+        )  # fmt: skip
+        for eps in epsilons
+    ]
     clean = per_eps[0][:, :1]
     correct = np.concatenate([clean, *(c[:, 1:2] for c in per_eps), *(c[:, 2:3] for c in per_eps)], axis=1)
     return AttackReport(correct, np.array(epsilons, dtype=np.float64))

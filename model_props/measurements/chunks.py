@@ -5,11 +5,13 @@ two kinds that measure the same thing on different sample sizes (``attack`` and 
 
 A chunk's key is its model's report key (:func:`~.registry.measurement_key`'s fields less the kind's sample-size
 settings) and the chunk's own label (its index, size and what else it is measured with, e.g. the eps); the entry
-holds one ``.npy`` array and a manifest with the seconds it took, like a whole report's.
+holds one ``.npy`` array and a manifest with the seconds it took, like a whole report's. :func:`in_chunks` is the
+loop every chunked kind measures with.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -22,10 +24,14 @@ import numpy as np
 
 from ..cache import CacheEntry
 
-__all__ = ["Chunks", "computed", "cached_chunks"]
+__all__ = ["Chunks", "computed", "cached_chunks", "in_chunks"]
 
 # (label, compute) -> the chunk's array: recalled from the cache, or computed (and kept)
 Chunks = Callable[[dict[str, Any], Callable[[], np.ndarray]], np.ndarray]
+
+# chunks measured again in this process (``remeasure``), by folder and name: a sequential verdict asks for its first
+# chunks again at every look, and a published entry is never rewritten, so each is measured again only once
+_REMEASURED: dict[tuple[str, str], np.ndarray] = {}
 
 
 def computed(label: dict[str, Any], compute: Callable[[], np.ndarray]) -> np.ndarray:
@@ -46,11 +52,13 @@ def cached_chunks(
     cache_dir: Path, folder: str, key: Mapping[str, Any], meta: Mapping[str, Any], *, device: str, remeasure: bool
 ) -> Chunks:
     """Chunks kept under ``<cache_dir>/measurements/<folder>/``, keyed by ``key`` and each chunk's label;
-    ``remeasure`` computes each chunk again (and replaces its entry's use in this process only: a published entry is
-    never rewritten, so a remeasured chunk reads the same seeded images and draws)."""
+    ``remeasure`` computes each chunk again, once a process (and replaces its entry's use in this process only: a
+    published entry is never rewritten, so a remeasured chunk reads the same seeded images and draws)."""
 
     def get(label: dict[str, Any], compute: Callable[[], np.ndarray]) -> np.ndarray:
         name = hashlib.sha256(json.dumps({**key, "chunk": label}, sort_keys=True).encode()).hexdigest()[:20]
+        if remeasure and (folder, name) in _REMEASURED:
+            return _REMEASURED[folder, name]
         entry = CacheEntry(cache_dir / "measurements" / folder, name, {"chunk": "chunk.npy"})
         with entry.locked():
             if not remeasure and (found := _load(entry)) is not None:
@@ -64,6 +72,22 @@ def cached_chunks(
 
             entry.write({"chunk": save}, {**meta, "chunk": label, "seconds": round(time.perf_counter() - start, 2)},
                         device=device)  # fmt: skip
+            if remeasure:
+                _REMEASURED[folder, name] = array
             return array
 
     return get
+
+
+def in_chunks(order: Any, n: int, size: int, label: Mapping[str, Any], compute: Callable[[int, Any], np.ndarray],
+              chunks: Chunks) -> np.ndarray:  # fmt: skip
+    """The first ``n`` rows of a report measured in chunks of ``size`` units of a seeded ``order`` (unit indices):
+    chunk j is ``compute(j, order[j * size : (j + 1) * size])``, kept or recalled by ``chunks`` under ``label`` with
+    its index and size, so the rows of chunk j never depend on ``n``."""
+    parts = [
+        chunks(
+            {**label, "chunk": j, "chunk_images": size}, functools.partial(compute, j, order[j * size : (j + 1) * size])
+        )
+        for j in range(-(-n // size))
+    ]
+    return np.concatenate(parts)[:n]

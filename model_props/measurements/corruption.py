@@ -1,8 +1,14 @@
 """The corruption report: accuracy and NLL under common corruptions (CIFAR-10-C style; Park & Kim 2022,
-Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions`."""
+Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions`.
+
+The test images are taken in one seeded order and measured in chunks of :data:`CHUNK` images, each corruption's
+random draws seeded by (sample, corruption, severity, chunk), so that the report on the first n images is a prefix
+of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
+"""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,13 +17,16 @@ import torch
 
 from ..data import Split
 from ..measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
-from .fit import batch_predictions, predictions
+from .chunks import Chunks, computed, in_chunks
+from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CorruptionReport", "corruption_report", "corruption_kind_report"]
+__all__ = ["CHUNK", "CorruptionReport", "corruption_report", "corruption_kind_report", "corruption_size"]
+
+CHUNK = 125  # images a chunk: the 1,000 corruption images are 8 looks
 
 
 @dataclass
@@ -52,29 +61,49 @@ class CorruptionReport:
         return cls(arrays["correct"], arrays["nll"], tuple(str(n) for n in arrays["names"]))
 
 
+def _draws(seed: int, corruption: int, severity: int, chunk: int) -> int:
+    """The seed of one chunk's draws for one corruption at one severity (the same for every model: paired)."""
+    return int(np.random.SeedSequence([seed, corruption, severity, chunk]).generate_state(1)[0])
+
+
 @torch.no_grad()
-def corruption_report(
-    model: torch.nn.Module, test: Split, *, n_images: int, seed: int = 0, batch_size: int = 500, device: str = "cpu"
-) -> CorruptionReport:
-    """Correctness and NLL of ``model`` on ``n_images`` test images (seeded), clean and corrupted."""
-    gen = torch.Generator().manual_seed(seed)
-    index = torch.randperm(len(test), generator=gen)[: min(n_images, len(test))]
-    clean_correct, clean_nll, _ = predictions(model, test, index, batch_size=batch_size, device=device)
-    correct, nll = [clean_correct], [clean_nll]
+def _corruption_chunk(model: torch.nn.Module, test: Split, seed: int, device: str, chunk: int,
+                      index: torch.Tensor) -> np.ndarray:  # fmt: skip
+    """(n, 2 (1 + C x S)) float: correctness (0/1), then NLL, on the clean images ``test[index]`` and under every
+    corruption and severity."""
+    x, y = test.batch(index)
+    ok, loss, _ = batch_predictions(model, x, y, device)
+    correct, nll = [ok], [loss.double()]
     for c, name in enumerate(CORRUPTIONS):
         for severity in range(1, SEVERITIES + 1):
-            noise_gen = torch.Generator().manual_seed(seed * 1000 + c * 10 + severity)
-            cols_c, cols_n = [], []
-            for start in range(0, len(index), batch_size):
-                x, y = test.batch(index[start : start + batch_size])
-                ok, loss, _ = batch_predictions(model, corrupt(x, name, severity, noise_gen), y, device)
-                cols_c.append(ok)
-                cols_n.append(loss)
-            correct.append(torch.cat(cols_c).numpy())
-            nll.append(torch.cat(cols_n).double().numpy())
-    return CorruptionReport(np.stack(correct, 1), np.stack(nll, 1), tuple(CORRUPTIONS))
+            noise_gen = torch.Generator().manual_seed(_draws(seed, c, severity, chunk))
+            ok, loss, _ = batch_predictions(model, corrupt(x, name, severity, noise_gen), y, device)
+            correct.append(ok)
+            nll.append(loss.double())
+    return torch.cat([torch.stack(correct, 1).double(), torch.stack(nll, 1)], 1).numpy()
 
 
-def corruption_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> CorruptionReport:
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
-    return corruption_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
+def corruption_report(
+    model: torch.nn.Module, test: Split, *, n_images: int, seed: int = 0, device: str = "cpu", chunks: Chunks = computed
+) -> CorruptionReport:
+    """Correctness and NLL of ``model`` on the first ``n_images`` test images of a seeded order, clean and corrupted,
+    chunk by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by default none is kept)."""
+    order = torch.randperm(len(test), generator=torch.Generator().manual_seed(seed))
+    model.eval()
+    rows = in_chunks(order, min(n_images, len(test)), CHUNK, {"corruptions": list(CORRUPTIONS)},
+                     functools.partial(_corruption_chunk, model, test, seed, device), chunks)  # fmt: skip
+    columns = rows.shape[1] // 2
+    return CorruptionReport(rows[:, :columns] > 0.5, rows[:, columns:], tuple(CORRUPTIONS))
+
+
+def corruption_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The images of a whole corruption report: the profile's ``corruption_images`` (at most the test split)."""
+    return min(m.corruption_images, len(inp.test))
+
+
+def corruption_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                           upto: int | None = None, chunks: Chunks = computed) -> CorruptionReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
+    on its first ``upto`` images (default: all ``corruption_images``)."""
+    n = corruption_size(inp, m)
+    return corruption_report(inp.model, inp.test, n_images=min(upto or n, n), seed=seed, device=device, chunks=chunks)

@@ -19,7 +19,7 @@ import torch
 from ..data import Split
 from ..errors import NotApplicable
 from ..measures.noise import FREQUENCIES, NOISE_RMS, band_noise
-from .chunks import Chunks, computed
+from .chunks import Chunks, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
@@ -65,8 +65,8 @@ class NoiseReport:
 
 
 @torch.no_grad()
-def _noise_chunk(model: torch.nn.Module, test: Split, index: torch.Tensor, seed: int, chunk: int, rms: float,
-                 frequencies: tuple[float, ...], device: str) -> np.ndarray:  # fmt: skip
+def _noise_chunk(model: torch.nn.Module, test: Split, seed: int, rms: float, frequencies: tuple[float, ...],
+                 device: str, chunk: int, index: torch.Tensor) -> np.ndarray:  # fmt: skip
     """(n, 2 + F) bool: correct on the clean images ``test[index]``, under white noise and in each band."""
     x, y = test.batch(index)
     columns = [batch_predictions(model, x, y, device)[0]]
@@ -95,12 +95,9 @@ def noise_report(
     order = torch.randperm(len(test), generator=gen)
     n = min(n_images, len(test))
     model.eval()
-    parts = []
-    for j in range(-(-n // CHUNK)):
-        index = order[j * CHUNK : (j + 1) * CHUNK]
-        compute = functools.partial(_noise_chunk, model, test, index, seed, j, rms, frequencies, device)
-        parts.append(chunks({"chunk": j, "chunk_images": CHUNK, "rms": rms, "frequencies": list(frequencies)}, compute))
-    return NoiseReport(np.concatenate(parts)[:n], np.array(frequencies, dtype=np.float64))
+    compute = functools.partial(_noise_chunk, model, test, seed, rms, frequencies, device)
+    correct = in_chunks(order, n, CHUNK, {"rms": rms, "frequencies": list(frequencies)}, compute, chunks)
+    return NoiseReport(correct, np.array(frequencies, dtype=np.float64))
 
 
 def noise_size(inp: MeasureInput, m: MeasurementSettings) -> int:

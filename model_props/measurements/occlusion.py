@@ -2,13 +2,16 @@
 docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
 
 The images are a seeded sample of ``corruption_images`` test images (occlusion is read as one more corruption
-of the inputs), the masks are seeded by the measurement seed alone and the fill is the per-channel mean of the
-sampled images, so every model measured on one dataset sees the same occluded images: comparisons are paired.
+of the inputs), measured in chunks of :data:`CHUNK` in the sample's order, each chunk's masks seeded by the
+measurement seed and the chunk alone, and the fill is the per-channel mean of the whole sample, so every model
+measured on one dataset sees the same occluded images (comparisons are paired) and the report on the first n images
+is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
 The relative drop ``(clean - occluded) / (clean - chance)`` does not favour a model near the ceiling.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +20,16 @@ import torch
 
 from ..data import Split
 from ..measures.occlusion import occlude, occlusion_masks
+from .chunks import Chunks, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["OcclusionReport", "occlusion_report", "occlusion_kind_report"]
+__all__ = ["CHUNK", "OcclusionReport", "occlusion_report", "occlusion_kind_report", "occlusion_size"]
+
+CHUNK = 125  # images a chunk: the 1,000 images are 8 looks
 
 
 @dataclass
@@ -57,24 +63,41 @@ class OcclusionReport:
 
 
 @torch.no_grad()
-def occlusion_report(
-    model: torch.nn.Module, test: Split, *, n_images: int, seed: int = 0, batch_size: int = 500, device: str = "cpu"
-) -> OcclusionReport:  # fmt: skip
-    """Correctness of ``model`` on ``n_images`` seeded test images, clean and with half of the 8x8 cells occluded;
-    chance is one over the model's number of outputs."""
-    index = torch.randperm(len(test), generator=torch.Generator().manual_seed(seed))[: min(n_images, len(test))]
-    images = test.images[index]
-    fill = images.float().div(255.0).mean(dim=(0, 2, 3))
-    masks = occlusion_masks(len(index), images.shape[-1], generator=torch.Generator().manual_seed(seed + 1))
-    clean, occluded = [], []
-    for start in range(0, len(index), batch_size):
-        x, y = test.batch(index[start : start + batch_size])
-        clean.append(batch_predictions(model, x, y, device)[0])
-        occluded.append(batch_predictions(model, occlude(x, masks[start : start + batch_size], fill), y, device)[0])
-    num_classes = int(model(test.batch(index[:1])[0].to(device)).shape[-1])
-    return OcclusionReport(torch.cat(clean).numpy(), torch.cat(occluded).numpy(), num_classes)
+def _occlusion_chunk(model: torch.nn.Module, test: Split, seed: int, fill: torch.Tensor, device: str, chunk: int,
+                     index: torch.Tensor) -> np.ndarray:  # fmt: skip
+    """(n, 2) bool: correct on the clean images ``test[index]`` and on them occluded by the chunk's masks."""
+    x, y = test.batch(index)
+    draws = int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0])
+    masks = occlusion_masks(len(index), x.shape[-1], generator=torch.Generator().manual_seed(draws))
+    clean = batch_predictions(model, x, y, device)[0]
+    return torch.stack([clean, batch_predictions(model, occlude(x, masks, fill), y, device)[0]], 1).numpy()
 
 
-def occlusion_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> OcclusionReport:
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
-    return occlusion_report(inp.model, inp.test, n_images=m.corruption_images, seed=seed, device=device)
+def occlusion_report(model: torch.nn.Module, test: Split, *, n_images: int, sample: int | None = None, seed: int = 0,
+                     device: str = "cpu", chunks: Chunks = computed) -> OcclusionReport:  # fmt: skip
+    """Correctness of ``model`` on the first ``n_images`` test images of a seeded order, clean and with half of the
+    8x8 cells occluded, chunk by chunk; the fill is the mean colour of the whole ``sample`` (default ``n_images``)
+    images, so that a shorter report is a prefix of the whole one. Chance is one over the model's outputs."""
+    order = torch.randperm(len(test), generator=torch.Generator().manual_seed(seed))
+    n = min(n_images, len(test))
+    whole = min(sample or n, len(test))
+    fill = test.images[order[:whole]].float().div(255.0).mean(dim=(0, 2, 3))
+    model.eval()
+    rows = in_chunks(order, n, CHUNK, {"fill_images": whole},
+                     functools.partial(_occlusion_chunk, model, test, seed, fill, device), chunks)  # fmt: skip
+    num_classes = int(model(test.batch(order[:1])[0].to(device)).shape[-1])
+    return OcclusionReport(rows[:, 0], rows[:, 1], num_classes)
+
+
+def occlusion_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The images of a whole occlusion report: the profile's ``corruption_images`` (at most the test split)."""
+    return min(m.corruption_images, len(inp.test))
+
+
+def occlusion_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                          upto: int | None = None, chunks: Chunks = computed) -> OcclusionReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
+    on its first ``upto`` images (default: all ``corruption_images``)."""
+    n = occlusion_size(inp, m)
+    return occlusion_report(inp.model, inp.test, n_images=min(upto or n, n), sample=n, seed=seed, device=device,
+                            chunks=chunks)  # fmt: skip

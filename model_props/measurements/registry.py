@@ -10,18 +10,18 @@ units        :class:`~.units.UnitReport`                 ``images`` (Fourier, va
 spectrum     :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
 fit          :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
 noise        :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands; in chunks)
-corruption   :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities)
+corruption   :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities; in chunks)
 attack       :class:`~.attack.AttackReport`              ``images`` (clean, FGSM and PGD at each eps; in chunks)
 attack_test  :class:`~.attack.AttackReport`              ``images`` (every test image: attack's chunks at the smallest eps)
 lesion       :class:`~.lesion.LesionReport`              ``images`` (intact, each removable unit lesioned)
 position     :class:`~.position.PositionReport`          ``positions`` (query positions of the token grid)
-occlusion    :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded)
+occlusion    :class:`~.occlusion.OcclusionReport`        ``images`` (clean, half of the 8x8 cells occluded; in chunks)
 probe        :class:`~.probe.ProbeReport`                ``images`` (scored half; a location probe per unit)
 cross        :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of every unit of A against every unit of B)
 ===========  ==========================================  ================================================
 
 A *pair* kind (``cross``) is measured on two models (``measure(..., other=...)``) and keyed by both identities.
-A *chunked* kind (``attack``, ``attack_test``, ``noise``) is measured in chunks of a seeded order, each its own cache entry
+A *chunked* kind (``attack``, ``attack_test``, ``noise``, ``corruption``, ``occlusion``) is measured in chunks of a seeded order, each its own cache entry
 (:mod:`.chunks`), and ``measure(..., upto=n)`` gives its report on the first n units: the looks of a sequential
 verdict, and two kinds that share their chunks.
 
@@ -49,14 +49,14 @@ from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
 from .attack import AttackReport, attack_kind_report, attack_size, attack_test_report, attack_test_size
 from .cache import load_report, report_entry, save_report
-from .chunks import Chunks, cached_chunks
-from .corruption import CorruptionReport, corruption_kind_report
+from .chunks import cached_chunks
+from .corruption import CorruptionReport, corruption_kind_report, corruption_size
 from .cross import CrossReport, cross_report
 from .fit import FitReport, fit_kind_report
 from .inputs import MeasureInput
 from .lesion import LesionReport, lesion_kind_report
 from .noise import NoiseReport, noise_kind_report, noise_size
-from .occlusion import OcclusionReport, occlusion_kind_report
+from .occlusion import OcclusionReport, occlusion_kind_report, occlusion_size
 from .position import PositionReport, position_kind_report
 from .probe import ProbeReport, probe_kind_report
 from .spectrum import SpectrumReport, spectrum_report
@@ -122,7 +122,14 @@ REPORT_KINDS: dict[str, Kind] = {
     ),
     "fit": Kind(fit_kind_report, FitReport, _M + "fit", ("fit_images",)),
     "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",), size=noise_size, chunks="noise"),
-    "corruption": Kind(corruption_kind_report, CorruptionReport, _M + "corruption", ("corruption_images",)),
+    "corruption": Kind(
+        corruption_kind_report,
+        CorruptionReport,
+        _M + "corruption",
+        ("corruption_images",),
+        size=corruption_size,
+        chunks="corruption",
+    ),  # fmt: skip
     "attack": Kind(
         attack_kind_report,
         AttackReport,
@@ -141,7 +148,14 @@ REPORT_KINDS: dict[str, Kind] = {
     ),  # the same chunks, continued  # fmt: skip
     "lesion": Kind(lesion_kind_report, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
     "position": Kind(position_kind_report, PositionReport, _M + "position", (), reads_anatomy=True),
-    "occlusion": Kind(occlusion_kind_report, OcclusionReport, _M + "occlusion", ("corruption_images",)),
+    "occlusion": Kind(
+        occlusion_kind_report,
+        OcclusionReport,
+        _M + "occlusion",
+        ("corruption_images",),
+        size=occlusion_size,
+        chunks="occlusion",
+    ),  # fmt: skip
     "cross": Kind(cross_report, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
     "probe": Kind(probe_kind_report, ProbeReport, _M + "probe", ("n_images", "batch_size"), reads_anatomy=True),
 }
@@ -183,21 +197,6 @@ def measurement_key(
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
 
 
-# chunks measured again in this process (``remeasure``), by key and label: a sequential verdict asks for the first
-# chunks again at every look, and a published cache entry is never rewritten, so each is measured again only once
-_REMEASURED: dict[str, Any] = {}
-
-
-def _remeasured_once(chunks: Chunks, key: dict[str, Any]) -> Chunks:
-    def get(label: dict[str, Any], compute: Callable[[], Any]) -> Any:
-        name = json.dumps({**key, "chunk": label}, sort_keys=True)
-        if name not in _REMEASURED:
-            _REMEASURED[name] = chunks(label, compute)
-        return _REMEASURED[name]
-
-    return get
-
-
 def measure(
     kind: str,
     inp: MeasureInput,
@@ -226,7 +225,7 @@ def measure(
                "code": code_hash(kind, inp.is_mutant)}  # fmt: skip
         meta = {"kind": spec.chunks, "model": inp.name, "identity": inp.identity, "code": key["code"]}
         chunks = cached_chunks(cache_dir, spec.chunks, key, meta, device=device, remeasure=remeasure)
-        return spec.compute(*args, upto=upto, chunks=_remeasured_once(chunks, key) if remeasure else chunks)
+        return spec.compute(*args, upto=upto, chunks=chunks)
     if upto is not None:
         raise MeasurementError(f"kind={kind!r} is measured whole, not on its first {upto} units")
     if cache_dir is None or inp.identity is None or (other is not None and other.identity is None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -106,7 +107,7 @@ def test_remeasuring_look_by_look_measures_each_chunk_once(tmp_path, inp, monkey
 
     calls: list[int] = []
     real = attack._attack_chunk
-    monkeypatch.setattr(attack, "_attack_chunk", lambda *a: calls.append(a[6]) or real(*a))
+    monkeypatch.setattr(attack, "_attack_chunk", lambda *a: calls.append(a[-2]) or real(*a))
     m = dataclasses.replace(SETTINGS, attack_images=100, attack_epsilons_255=(1,), pgd_steps=1)
     measure("attack", inp, m, seed=5, cache_dir=tmp_path)
     assert calls == [0, 1]
@@ -115,17 +116,23 @@ def test_remeasuring_look_by_look_measures_each_chunk_once(tmp_path, inp, monkey
     assert calls == [0, 1, 0, 1] and np.array_equal(again.correct[:64], first.correct)
 
 
-def test_noise_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch):
-    from model_props.measurements import noise
-
-    monkeypatch.setattr(noise, "CHUNK", 40)  # several chunks of the test fixture's 100 images
-    m = dataclasses.replace(SETTINGS, noise_images=len(inp.test))
-    look = measure("noise", inp, m, seed=3, cache_dir=tmp_path, upto=50)
+@pytest.mark.parametrize("kind, setting", [("noise", "noise_images"), ("corruption", "corruption_images"),
+                                           ("occlusion", "corruption_images")])  # fmt: skip
+def test_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch, kind, setting):
+    """Noise, corruptions and occlusion: the report on the first 50 images is the first 50 rows of the whole one, over
+    several chunks, each chunk measured once; uncached, the same numbers."""
+    module = importlib.import_module(f"model_props.measurements.{kind}")
+    monkeypatch.setattr(module, "CHUNK", 40)  # several chunks of the test fixture's 100 images
+    m = dataclasses.replace(SETTINGS, **{setting: len(inp.test)})
+    look = measure(kind, inp, m, seed=3, cache_dir=tmp_path, upto=50)
     assert len(list(tmp_path.rglob("manifest.json"))) == 2
-    whole = measure("noise", inp, m, seed=3, cache_dir=tmp_path)
-    assert len(whole.correct) == len(inp.test) and np.array_equal(whole.correct[:50], look.correct)
+    whole = measure(kind, inp, m, seed=3, cache_dir=tmp_path)
+    assert whole.size("images") == len(inp.test)
+    for a, b in zip(whole.to_arrays().values(), look.to_arrays().values()):
+        assert np.array_equal(a[:50] if a.ndim else a, b)
     assert len(list(tmp_path.rglob("manifest.json"))) == -(-len(inp.test) // 40)
-    assert np.array_equal(measure("noise", inp, m, seed=3).correct, whole.correct)  # uncached: the same numbers
+    uncached = measure(kind, inp, m, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(uncached.to_arrays().values(), whole.to_arrays().values()))
 
 
 def test_the_key_follows_every_input(inp, monkeypatch):
