@@ -39,36 +39,48 @@ def commit() -> str:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def run(args: list[str], cache: Path) -> dict:
+def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
+    """One pytest run in a subprocess, timed from outside; its process id is appended to ``pids`` (the cache's
+    manifests name the process that wrote each entry)."""
     env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
     start = time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
+    stdout, _ = proc.communicate()
+    if pids is not None:
+        pids.append(proc.pid)
     seconds = time.perf_counter() - start
-    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    tail = stdout.strip().splitlines()[-1] if stdout.strip() else ""
     print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
     return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail, "commit": commit()}
 
 
-def phases(cache: Path, start: float) -> dict:
+def phases(cache: Path, start: float, pid: int) -> dict:
     """Where a cold run's time went, from the cache it filled: when training ahead of the tests ended (the last
     model entry written before the first measurement entry: tests write small models of their own later), how
-    many model entries the run wrote, and per measurement kind the seconds its entries record (in this process and
-    in the library tests' subprocess runs that share the cache)."""
+    long measuring ahead took after it (until the test process ``pid`` wrote its first entry), how many model
+    entries the run wrote, and per measurement kind the seconds its entries record (summed over the processes that
+    measured: the test process, the two workers measuring ahead on one thread each, and the library tests'
+    subprocess runs that share the cache, so that they add up to more than the wall time)."""
     models = [m.stat().st_mtime for m in (cache / "models").rglob("manifest.json")]
     measurements = list((cache / "measurements").rglob("manifest.json"))
     first_measured = min((m.stat().st_mtime for m in measurements), default=math.inf)
     kinds: dict[str, float] = {}
+    first_in_tests = math.inf
     for manifest in measurements:
         meta = json.loads(manifest.read_text())
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
-    trained = max((t for t in models if t <= first_measured), default=start) - start
-    return {"training_ahead_s": round(trained, 1), "models": len(models),
+        if meta["produced_by"]["pid"] == pid:
+            first_in_tests = min(first_in_tests, manifest.stat().st_mtime)
+    trained = max((t for t in models if t <= first_measured), default=start)
+    ahead = max(0.0, min(first_in_tests, time.time()) - trained) if first_measured < first_in_tests else 0.0
+    return {"training_ahead_s": round(trained - start, 1), "measuring_ahead_s": round(ahead, 1), "models": len(models),
             "measuring_s_by_kind": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}  # fmt: skip
 
 
@@ -240,8 +252,9 @@ def main() -> None:
     subset = ["-k", args.subset] if args.subset else []
     if "cold" in args.what:
         start = time.time()
-        results["cold"] = run(subset, cache)
-        results["cold"]["phases"] = phases(cache, start)
+        pids: list[int] = []
+        results["cold"] = run(subset, cache, pids)
+        results["cold"]["phases"] = phases(cache, start, pids[0])
         print(f"cold phases: {results['cold']['phases']}", flush=True)
     if "warm" in args.what:
         results["warm"] = run(subset, cache)

@@ -302,9 +302,14 @@ def cold_phases() -> str:
     phases = cold["phases"]
     kinds = phases["measuring_s_by_kind"]
     trained = phases["training_ahead_s"]
+    ahead = phases.get("measuring_ahead_s")
+    then = (f"; then measuring ahead, on the same two workers, what the reproduction tests read: {ahead / 60:.1f} min"
+            if ahead else "")  # fmt: skip
     return (f"The cold run at {_at(cold)}: {cold['seconds']:,.0f} s, \"{_outcome(cold)}\". Training ahead of the tests "
-            f"{trained / 60:.1f} min ({phases['models']} model entries); measuring {sum(kinds.values()):,.0f} s by the "
-            f"cache's records: " + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ".")  # fmt: skip
+            f"{trained / 60:.1f} min ({phases['models']} model entries){then}; the tests took the rest. Measuring "
+            f"{sum(kinds.values()):,.0f} s by the cache's records, summed over the processes that measured (so more than "
+            "the wall time where two measured at once): "
+            + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ".")  # fmt: skip
 
 
 def new_checkpoint() -> str:
