@@ -7,7 +7,7 @@ A report holds one measurement kind's samples; claims read it through ``Part`` s
 kind         report                                      sampling units
 ===========  ==========================================  ================================================
 units        :class:`~.units.UnitReport`                 ``images`` (Fourier, variance, skip, attention), ``batches`` (CKA)
-spectrum     :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split)
+spectrum     :class:`~.spectrum.SpectrumReport`          ``batches`` (Hessian mini-batches of the training split; in chunks)
 fit          :class:`~.fit.FitReport`                    ``images`` (test), ``train_images``
 noise        :class:`~.noise.NoiseReport`                ``images`` (clean, white noise, 9 frequency bands; in chunks)
 corruption   :class:`~.corruption.CorruptionReport`      ``images`` (clean, 8 corruptions x 5 severities; in chunks)
@@ -21,9 +21,10 @@ cross        :class:`~.cross.CrossReport` (of a pair)    ``batches`` (CKA of eve
 ===========  ==========================================  ================================================
 
 A *pair* kind (``cross``) is measured on two models (``measure(..., other=...)``) and keyed by both identities.
-A *chunked* kind (``attack``, ``attack_test``, ``noise``, ``corruption``, ``occlusion``) is measured in chunks of a seeded order, each its own cache entry
-(:mod:`.chunks`), and ``measure(..., upto=n)`` gives its report on the first n units: the looks of a sequential
-verdict, and two kinds that share their chunks.
+A *chunked* kind (``spectrum``, ``attack``, ``attack_test``, ``noise``, ``corruption``, ``occlusion``) is measured in
+chunks of a seeded order, each its own cache entry (:mod:`.chunks`; the Hessian's also keyed by the training loss),
+and ``measure(..., upto=n)`` gives its report on the first n units: the looks of a sequential verdict, and two kinds
+that share their chunks.
 
 A cache entry is the folder ``<cache>/measurements/<kind>/<key>/`` (``report.npz`` and a manifest), published
 and verified through the shared entry protocol (:class:`~model_props.cache.CacheEntry`). The key hashes the model's identity (its
@@ -59,7 +60,7 @@ from .noise import NoiseReport, noise_kind_report, noise_size
 from .occlusion import OcclusionReport, occlusion_kind_report, occlusion_size
 from .position import PositionReport, position_kind_report
 from .probe import ProbeReport, probe_kind_report
-from .spectrum import SpectrumReport, spectrum_report
+from .spectrum import SpectrumReport, spectrum_report, spectrum_size
 from .units import UnitReport, units_report
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "REPORT_KINDS",
     "MeasureInput",
     "measure",
+    "chunk_key",
     "measurement_key",
     "code_modules",
     "code_hash",
@@ -119,6 +121,8 @@ REPORT_KINDS: dict[str, Kind] = {
         _M + "spectrum",
         ("hessian_batches", "hessian_batch_size", "hessian_top_k", "hessian_tol"),
         uses_loss=True,
+        size=spectrum_size,
+        chunks="spectrum",
     ),
     "fit": Kind(fit_kind_report, FitReport, _M + "fit", ("fit_images",)),
     "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",), size=noise_size, chunks="noise"),
@@ -197,6 +201,17 @@ def measurement_key(
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
 
 
+def chunk_key(kind: str, inp: MeasureInput, seed: int, device: str) -> dict[str, Any]:
+    """What every chunk of a chunked ``kind``'s report of ``inp`` is keyed by, beside its own label (which holds the
+    settings it is measured with): the model, dataset, sample seed, device type, code and, for the Hessian, the
+    training loss."""
+    key: dict[str, Any] = {"model": inp.identity, "dataset": inp.dataset, "seed": seed,
+                           "device": device.split(":")[0], "code": code_hash(kind, inp.is_mutant)}  # fmt: skip
+    if REPORT_KINDS[kind].uses_loss:
+        key["loss"] = repr(inp.loss)
+    return key
+
+
 def measure(
     kind: str,
     inp: MeasureInput,
@@ -221,8 +236,7 @@ def measure(
     if spec.size is not None:
         if cache_dir is None or inp.identity is None:
             return spec.compute(*args, upto=upto)
-        key = {"model": inp.identity, "dataset": inp.dataset, "seed": seed, "device": device.split(":")[0],
-               "code": code_hash(kind, inp.is_mutant)}  # fmt: skip
+        key = chunk_key(kind, inp, seed, device)
         meta = {"kind": spec.chunks, "model": inp.name, "identity": inp.identity, "code": key["code"]}
         chunks = cached_chunks(cache_dir, spec.chunks, key, meta, device=device, remeasure=remeasure)
         return spec.compute(*args, upto=upto, chunks=chunks)

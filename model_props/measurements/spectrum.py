@@ -9,11 +9,18 @@ training set; we pool those of ``n_batches`` batches and bootstrap over batches 
     NEP = #{lambda < 0} / #lambda            APE = mean{lambda | lambda > 0}
 
 (the negative-eigenvalue proportion and the average positive eigenvalue; docs/papers.md#hessian-spectra).
+
+The ``n_batches`` batches are drawn once, in one seeded order, and their spectra measured in chunks of
+:data:`CHUNK` batches, each batch's solver seeded by the sample and the batch, so that the report on the first n
+batches is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry
+(:mod:`.chunks`).
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -24,12 +31,18 @@ from ..data import Split
 from ..data.augment import crop_flip
 from ..errors import MeasurementError
 from ..measures.hessian import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
+from .chunks import Chunks, computed, in_chunks
 from .inputs import MeasureInput, TrainingLoss
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report"]
+__all__ = [
+    "CHUNK", "TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report",
+    "spectrum_size",
+]  # fmt: skip
+
+CHUNK = 1  # batches a chunk: a Hessian batch is seconds (32 px) to minutes (224 px), so each is kept on its own
 
 
 @dataclass
@@ -74,15 +87,19 @@ class SpectrumReport:
         return chosen.reshape(*chosen.shape[:-2], -1)
 
 
-def spectrum_batches(
-    split: Split, loss: TrainingLoss, n_batches: int, batch_size: int, num_classes: int, seed: int
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The ``n_batches`` augmented training batches (images in [0, 1], class or soft targets), seeded."""
+def _check_fills(split: Split, batch_size: int) -> None:
     if len(split) < batch_size:
         raise MeasurementError(
             f"a Hessian batch of {batch_size} images needs at least that many training images; "
             f"the split has {len(split)}"
         )
+
+
+def spectrum_batches(
+    split: Split, loss: TrainingLoss, n_batches: int, batch_size: int, num_classes: int, seed: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The ``n_batches`` augmented training batches (images in [0, 1], class or soft targets), seeded."""
+    _check_fills(split, batch_size)
     gen = torch.Generator().manual_seed(seed)
     order = torch.cat(
         [torch.randperm(len(split), generator=gen) for _ in range(-(-n_batches * batch_size // len(split)))]
@@ -132,28 +149,49 @@ def hessian_spectrum(
     tol: float = 1e-3,
     max_iter: int = 100,
     name: str = "model",
+    upto: int | None = None,
+    chunks: Chunks = computed,
 ) -> SpectrumReport:
-    """Top-``k`` eigenvalues of the training-loss Hessian on each of ``n_batches`` training batches."""
+    """Top-``k`` eigenvalues of the training-loss Hessian on each of the first ``upto`` (default: all) of the
+    ``n_batches`` seeded training batches, batch by batch through ``chunks``."""
     num_classes = int(getattr(model, "num_classes", 0) or int(split.labels.max()) + 1)
-    batches = spectrum_batches(split, loss, n_batches, batch_size, num_classes, seed)
+    _check_fills(split, batch_size)  # before any chunk is recalled
+    drawn = functools.cache(lambda: spectrum_batches(split, loss, n_batches, batch_size, num_classes, seed))
     dim = trainable_size(model)
-    eigen, hvps, converged, seconds = [], [], [], []
     solve = lanczos_top_k if solver == "lanczos" else power_iteration_top_k
-    for b, (x, target) in enumerate(batches):
-        start = time.perf_counter()
-        with hessian_operator(
-            model, x.to(device), target.to(device), weight_decay=loss.weight_decay + loss.shift, name=name
-        ) as hvp:
-            result = solve(hvp, dim, k, tol=tol, max_iter=max_iter, seed=seed * 1000 + b, device=device)
-        seconds.append(time.perf_counter() - start)
-        eigen.append(result.eigenvalues)
-        hvps.append(result.hvps)
-        converged.append(result.converged)
-    return SpectrumReport(np.array(eigen), np.array(hvps), np.array(converged), np.array(seconds), batch_size)
+
+    def measure(j: int, batches: Sequence[int]) -> np.ndarray:
+        """Per batch: its ``k`` eigenvalues, products, whether converged and seconds, as one row."""
+        rows = []
+        for b in batches:
+            x, target = drawn()[b]
+            start = time.perf_counter()
+            with hessian_operator(
+                model, x.to(device), target.to(device), weight_decay=loss.weight_decay + loss.shift, name=name
+            ) as hvp:
+                result = solve(hvp, dim, k, tol=tol, max_iter=max_iter, seed=seed * 1000 + int(b), device=device)
+            seconds = time.perf_counter() - start
+            rows.append([*result.eigenvalues, result.hvps, result.converged, seconds])
+        return np.array(rows, dtype=np.float64)
+
+    n = n_batches if upto is None else min(upto, n_batches)
+    label = {"n_batches": n_batches, "batch_size": batch_size, "k": k, "solver": solver, "tol": tol,
+             "max_iter": max_iter}  # fmt: skip
+    rows = in_chunks(np.arange(n_batches), n, CHUNK, label, measure, chunks)
+    return SpectrumReport(
+        rows[:, :k], rows[:, k].astype(np.int64), rows[:, k + 1].astype(bool), rows[:, k + 2], batch_size
+    )
 
 
-def spectrum_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str) -> SpectrumReport:
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``."""
+def spectrum_size(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The batches of a whole spectrum report: the profile's ``hessian_batches``."""
+    return m.hessian_batches
+
+
+def spectrum_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
+                    upto: int | None = None, chunks: Chunks = computed) -> SpectrumReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
+    on its first ``upto`` batches (default: all ``hessian_batches``)."""
     return hessian_spectrum(
         inp.model,
         inp.train,
@@ -165,4 +203,6 @@ def spectrum_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device
         seed=seed,
         device=device,
         name=repr(inp.name),
+        upto=upto,
+        chunks=chunks,
     )

@@ -14,7 +14,7 @@ from model_props.data import class_balanced_subset
 from model_props.errors import MeasurementError
 from model_props.measurements import registry as measurements
 from model_props.measurements.inputs import TrainingLoss
-from model_props.measurements.registry import REPORT_KINDS, MeasureInput, measure, measurement_key
+from model_props.measurements.registry import REPORT_KINDS, MeasureInput, chunk_key, measure, measurement_key
 from model_props.training.recipes import MeasurementSettings
 from model_props.zoo import build_model
 
@@ -55,7 +55,7 @@ def calls(monkeypatch):
     return counts
 
 
-@pytest.mark.parametrize("kind", ["units", "spectrum", "fit"])
+@pytest.mark.parametrize("kind", ["units", "fit"])
 def test_a_warm_read_recomputes_nothing_and_returns_the_same_numbers(tmp_path, inp, calls, kind):
     first = measure(kind, inp, SETTINGS, seed=0, cache_dir=tmp_path)
     second = measure(kind, inp, SETTINGS, seed=0, cache_dir=tmp_path)
@@ -136,20 +136,59 @@ def test_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, mo
 
 
 def test_the_key_follows_every_input(inp, monkeypatch):
-    base = measurement_key("spectrum", inp, SETTINGS, 0, "cpu")
+    base = measurement_key("units", inp, SETTINGS, 0, "cpu")
     variants = [
-        measurement_key("spectrum", dataclasses.replace(inp, identity="cd" * 32), SETTINGS, 0, "cpu"),
-        measurement_key("spectrum", dataclasses.replace(inp, identity="ab" * 32 + "+concave-loss"), SETTINGS, 0, "cpu"),
-        measurement_key("spectrum", inp, dataclasses.replace(SETTINGS, hessian_batches=3), 0, "cpu"),
-        measurement_key("spectrum", inp, SETTINGS, 1, "cpu"),
-        measurement_key("spectrum", dataclasses.replace(inp, loss=TrainingLoss(shift=1.0)), SETTINGS, 0, "cpu"),
+        measurement_key("units", dataclasses.replace(inp, identity="cd" * 32), SETTINGS, 0, "cpu"),
+        measurement_key("units", dataclasses.replace(inp, identity="ab" * 32 + "+concave-loss"), SETTINGS, 0, "cpu"),
+        measurement_key("units", inp, dataclasses.replace(SETTINGS, n_images=32), 0, "cpu"),
+        measurement_key("units", inp, SETTINGS, 1, "cpu"),
         measurement_key("fit", inp, SETTINGS, 0, "cpu"),
     ]
     assert len({base, *variants}) == len(variants) + 1
     # settings a kind does not read leave its key alone
     assert measurement_key("fit", inp, dataclasses.replace(SETTINGS, hessian_batches=9), 0, "cpu") == variants[-1]
     monkeypatch.setattr(measurements, "code_hash", lambda kind, mutant=False: "other code")
-    assert measurement_key("spectrum", inp, SETTINGS, 0, "cpu") != base
+    assert measurement_key("units", inp, SETTINGS, 0, "cpu") != base
+
+
+def test_a_chunk_key_follows_every_input_and_the_hessian_s_its_training_loss(inp, monkeypatch):
+    """A chunk's label holds the settings it is measured with; its report's key holds the rest, and the Hessian's
+    the training loss it is the Hessian of (no other kind reads the loss, so theirs leave it out)."""
+    base = chunk_key("spectrum", inp, 0, "cpu")
+    variants = [
+        chunk_key("spectrum", dataclasses.replace(inp, identity="cd" * 32), 0, "cpu"),
+        chunk_key("spectrum", dataclasses.replace(inp, identity="ab" * 32 + "+concave-loss"), 0, "cpu"),
+        chunk_key("spectrum", inp, 1, "cpu"),
+        chunk_key("spectrum", dataclasses.replace(inp, loss=TrainingLoss(shift=1.0)), 0, "cpu"),
+        chunk_key("noise", inp, 0, "cpu"),
+    ]
+    assert all(v != base for v in variants) and len({str(v) for v in variants}) == len(variants)
+    assert "loss" not in chunk_key("noise", dataclasses.replace(inp, loss=TrainingLoss(shift=1.0)), 0, "cpu")
+    monkeypatch.setattr(measurements, "code_hash", lambda kind, mutant=False: "other code")
+    assert chunk_key("spectrum", inp, 0, "cpu") != base
+
+
+def test_hessian_batches_are_chunks_and_a_shorter_spectrum_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch):
+    """The spectrum on its first batches is the first rows of the whole one, each batch its own entry measured
+    once; uncached, the same numbers; another training loss is measured on its own."""
+    from model_props.measurements import spectrum
+
+    m = dataclasses.replace(SETTINGS, hessian_batches=3)
+    entries = lambda: len(list(tmp_path.rglob("manifest.json")))  # noqa: E731
+    look = measure("spectrum", inp, m, seed=0, cache_dir=tmp_path, upto=2)
+    assert look.n_batches == 2 and entries() == 2
+    whole = measure("spectrum", inp, m, seed=0, cache_dir=tmp_path)
+    assert whole.n_batches == 3 and entries() == 3
+    for a, b in zip(whole.to_arrays().values(), look.to_arrays().values()):
+        assert np.array_equal(a[:2] if a.ndim else a, b)
+    monkeypatch.setattr(spectrum, "lanczos_top_k", lambda *a, **k: pytest.fail("a cached batch was measured again"))
+    assert np.array_equal(measure("spectrum", inp, m, seed=0, cache_dir=tmp_path).eigenvalues, whole.eigenvalues)
+    monkeypatch.undo()
+    uncached = measure("spectrum", inp, m, seed=0)
+    assert np.array_equal(uncached.eigenvalues, whole.eigenvalues) and np.array_equal(uncached.hvps, whole.hvps)
+    shifted = measure("spectrum", dataclasses.replace(inp, loss=TrainingLoss(shift=1.0)), m, seed=0,
+                      cache_dir=tmp_path, upto=1)  # fmt: skip
+    assert entries() == 4 and not np.array_equal(shifted.eigenvalues, whole.eigenvalues[:1])
 
 
 def test_a_model_without_identity_is_never_cached(tmp_path, inp, calls):
