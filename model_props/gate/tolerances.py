@@ -16,10 +16,11 @@ the same model spec loaded from ``baseline``, measured in the same run with the 
 (test images, Hessian batches and noise draws follow the session seed). Each tolerance is a non-inferiority
 test on the paired percentile-bootstrap interval of (candidate - baseline), resampling the shared samples:
 the worse-direction end of the 95 % interval may not pass the tolerance. A statistic of a report measured in
-chunks (attacks, noise, corruptions) is tested group-sequentially, look by look, and stops measuring once the tolerance is passed
-or plainly exceeded (:func:`check_tolerance`). Pairing removes the between-image
-variance both models share, so an unchanged model passes any tolerance and a real regression shows early. ``pytest -m gate`` runs the gating claims and one test per
-tolerance, and exits non-zero exactly when a gating claim is not supported or a tolerance is exceeded.
+chunks (attacks, noise, corruptions, the Hessian batches) is tested group-sequentially, look by look, and stops
+measuring once the tolerance is passed or plainly exceeded (:func:`check_tolerance`). Pairing removes the
+between-image variance both models share, so an unchanged model passes any tolerance and a real regression shows
+early. ``pytest -m gate`` runs the gating claims and one test per tolerance, and exits non-zero exactly when a
+gating claim is not supported or a tolerance is exceeded.
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK", "AttackReport", "attack_report", "check_epsilon", "attack_kind_report", "attack_test_report",
-    "attack_size", "attack_test_size",
 ]  # fmt: skip
 
 CHUNK = 64  # images a chunk: the 512 images of claim 16 are its 8 looks
@@ -151,29 +150,18 @@ def attack_report(
     return AttackReport(correct, np.array(epsilons, dtype=np.float64))
 
 
-def attack_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The images of a whole ``attack`` report: the profile's ``attack_images`` (at most the test split)."""
-    return min(m.attack_images, len(inp.test))
-
-
-def attack_test_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The images of a whole ``attack_test`` report: every test image."""
-    return len(inp.test)
-
-
 def attack_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                       upto: int | None = None, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
-    on its first ``upto`` images (default: all ``attack_images``)."""
-    n = attack_size(inp, m)
-    return attack_report(inp.model, inp.test, n_images=min(upto or n, n), epsilons=m.attack_epsilons,
+                       upto: int, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``
+    on its first ``upto`` images (the registry's look at the whole sample of ``attack_images``)."""
+    return attack_report(inp.model, inp.test, n_images=upto, epsilons=m.attack_epsilons,
                          pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name), chunks=chunks)  # fmt: skip
 
 
 def attack_test_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                       upto: int | None = None, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
-    """FGSM and PGD at the profile's smallest eps only, on every image of the test split (Bai et al.'s comparison,
-    docs/design.md#decision-rules): the same chunks as ``attack`` at that eps, continued over the whole split."""
-    n = len(inp.test)
-    return attack_report(inp.model, inp.test, n_images=min(upto or n, n), epsilons=(min(m.attack_epsilons),),
+                       upto: int, chunks: Chunks = computed) -> AttackReport:  # fmt: skip
+    """FGSM and PGD at the profile's smallest eps only, on the first ``upto`` images of the test split (its whole
+    sample is every test image: Bai et al.'s comparison, docs/design.md#decision-rules): the same chunks as
+    ``attack`` at that eps, continued over the whole split."""
+    return attack_report(inp.model, inp.test, n_images=upto, epsilons=(min(m.attack_epsilons),),
                          pgd_steps=m.pgd_steps, seed=seed, device=device, name=repr(inp.name), chunks=chunks)  # fmt: skip

@@ -24,7 +24,7 @@ from .inputs import MeasureInput
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "CorruptionReport", "corruption_report", "corruption_kind_report", "corruption_size"]
+__all__ = ["CHUNK", "CorruptionReport", "corruption_report", "corruption_kind_report"]
 
 CHUNK = 125  # images a chunk: the 1,000 corruption images are 8 looks
 
@@ -96,14 +96,8 @@ def corruption_report(
     return CorruptionReport(rows[:, :columns] > 0.5, rows[:, columns:], tuple(CORRUPTIONS))
 
 
-def corruption_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The images of a whole corruption report: the profile's ``corruption_images`` (at most the test split)."""
-    return min(m.corruption_images, len(inp.test))
-
-
 def corruption_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                           upto: int | None = None, chunks: Chunks = computed) -> CorruptionReport:  # fmt: skip
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
-    on its first ``upto`` images (default: all ``corruption_images``)."""
-    n = corruption_size(inp, m)
-    return corruption_report(inp.model, inp.test, n_images=min(upto or n, n), seed=seed, device=device, chunks=chunks)
+                           upto: int, chunks: Chunks = computed) -> CorruptionReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` on its first ``upto``
+    images (the registry's look at the whole sample of ``corruption_images``)."""
+    return corruption_report(inp.model, inp.test, n_images=upto, seed=seed, device=device, chunks=chunks)

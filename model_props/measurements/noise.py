@@ -26,7 +26,7 @@ from .inputs import MeasureInput
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "NoiseReport", "noise_report", "noise_kind_report", "noise_size"]
+__all__ = ["CHUNK", "NoiseReport", "noise_report", "noise_kind_report"]
 
 CHUNK = 250  # images a chunk: the 2,000 noise images are 8 looks
 
@@ -100,14 +100,8 @@ def noise_report(
     return NoiseReport(correct, np.array(frequencies, dtype=np.float64))
 
 
-def noise_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The images of a whole noise report: the profile's ``noise_images`` (at most the test split)."""
-    return min(m.noise_images, len(inp.test))
-
-
 def noise_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                      upto: int | None = None, chunks: Chunks = computed) -> NoiseReport:  # fmt: skip
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
-    on its first ``upto`` images (default: all ``noise_images``)."""
-    n = noise_size(inp, m)
-    return noise_report(inp.model, inp.test, n_images=min(upto or n, n), seed=seed, device=device, chunks=chunks)
+                      upto: int, chunks: Chunks = computed) -> NoiseReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` on its first ``upto``
+    images (the registry's look at the whole sample of ``noise_images``)."""
+    return noise_report(inp.model, inp.test, n_images=upto, seed=seed, device=device, chunks=chunks)

@@ -27,7 +27,7 @@ from .inputs import MeasureInput
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "OcclusionReport", "occlusion_report", "occlusion_kind_report", "occlusion_size"]
+__all__ = ["CHUNK", "OcclusionReport", "occlusion_report", "occlusion_kind_report"]
 
 CHUNK = 125  # images a chunk: the 1,000 images are 8 looks
 
@@ -89,15 +89,9 @@ def occlusion_report(model: torch.nn.Module, test: Split, *, n_images: int, samp
     return OcclusionReport(rows[:, 0], rows[:, 1], num_classes)
 
 
-def occlusion_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The images of a whole occlusion report: the profile's ``corruption_images`` (at most the test split)."""
-    return min(m.corruption_images, len(inp.test))
-
-
 def occlusion_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                          upto: int | None = None, chunks: Chunks = computed) -> OcclusionReport:  # fmt: skip
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
-    on its first ``upto`` images (default: all ``corruption_images``)."""
-    n = occlusion_size(inp, m)
-    return occlusion_report(inp.model, inp.test, n_images=min(upto or n, n), sample=n, seed=seed, device=device,
+                          upto: int, chunks: Chunks = computed) -> OcclusionReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` on its first ``upto``
+    images (the registry's look at the whole sample of ``corruption_images``, whose mean colour is the fill)."""
+    return occlusion_report(inp.model, inp.test, n_images=upto, sample=m.corruption_images, seed=seed, device=device,
                             chunks=chunks)  # fmt: skip

@@ -48,19 +48,19 @@ from typing import Any, Literal
 from ..cache import source_hash
 from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
-from .attack import AttackReport, attack_kind_report, attack_size, attack_test_report, attack_test_size
+from .attack import AttackReport, attack_kind_report, attack_test_report
 from .cache import load_report, report_entry, save_report
 from .chunks import cached_chunks
-from .corruption import CorruptionReport, corruption_kind_report, corruption_size
+from .corruption import CorruptionReport, corruption_kind_report
 from .cross import CrossReport, cross_report
 from .fit import FitReport, fit_kind_report
 from .inputs import MeasureInput
 from .lesion import LesionReport, lesion_kind_report
-from .noise import NoiseReport, noise_kind_report, noise_size
-from .occlusion import OcclusionReport, occlusion_kind_report, occlusion_size
+from .noise import NoiseReport, noise_kind_report
+from .occlusion import OcclusionReport, occlusion_kind_report
 from .position import PositionReport, position_kind_report
 from .probe import ProbeReport, probe_kind_report
-from .spectrum import SpectrumReport, spectrum_report, spectrum_size
+from .spectrum import SpectrumReport, spectrum_report
 from .units import UnitReport, units_report
 
 __all__ = [
@@ -112,6 +112,22 @@ class Kind:
     chunks: str = ""
 
 
+def _test_images(setting: str | None) -> Callable[[MeasureInput, MeasurementSettings], int]:
+    """A chunked kind's whole sample of test images: the profile's ``setting`` of them (every one where None), at
+    most the test split."""
+
+    def size(inp: MeasureInput, m: MeasurementSettings) -> int:
+        return len(inp.test) if setting is None else min(getattr(m, setting), len(inp.test))
+
+    return size
+
+
+def _hessian_batches(inp: MeasureInput, m: MeasurementSettings) -> int:
+    """The spectrum's whole sample: the profile's ``hessian_batches`` (drawn with replacement across passes of the
+    training split, so never fewer)."""
+    return m.hessian_batches
+
+
 _M = "model_props.measurements."
 REPORT_KINDS: dict[str, Kind] = {
     "units": Kind(units_report, UnitReport, _M + "units", ("n_images", "batch_size"), reads_anatomy=True),
@@ -121,17 +137,24 @@ REPORT_KINDS: dict[str, Kind] = {
         _M + "spectrum",
         ("hessian_batches", "hessian_batch_size", "hessian_top_k", "hessian_tol"),
         uses_loss=True,
-        size=spectrum_size,
+        size=_hessian_batches,
         chunks="spectrum",
     ),
     "fit": Kind(fit_kind_report, FitReport, _M + "fit", ("fit_images",)),
-    "noise": Kind(noise_kind_report, NoiseReport, _M + "noise", ("noise_images",), size=noise_size, chunks="noise"),
+    "noise": Kind(
+        noise_kind_report,
+        NoiseReport,
+        _M + "noise",
+        ("noise_images",),
+        size=_test_images("noise_images"),
+        chunks="noise",
+    ),
     "corruption": Kind(
         corruption_kind_report,
         CorruptionReport,
         _M + "corruption",
         ("corruption_images",),
-        size=corruption_size,
+        size=_test_images("corruption_images"),
         chunks="corruption",
     ),  # fmt: skip
     "attack": Kind(
@@ -139,7 +162,7 @@ REPORT_KINDS: dict[str, Kind] = {
         AttackReport,
         _M + "attack",
         ("attack_images", "attack_epsilons_255", "pgd_steps"),
-        size=attack_size,
+        size=_test_images("attack_images"),
         chunks="attack",
     ),  # fmt: skip
     "attack_test": Kind(
@@ -147,7 +170,7 @@ REPORT_KINDS: dict[str, Kind] = {
         AttackReport,
         _M + "attack",
         ("attack_epsilons_255", "pgd_steps"),
-        size=attack_test_size,
+        size=_test_images(None),
         chunks="attack",
     ),  # the same chunks, continued  # fmt: skip
     "lesion": Kind(lesion_kind_report, LesionReport, _M + "lesion", ("lesion_images",), reads_anatomy=True),
@@ -157,7 +180,7 @@ REPORT_KINDS: dict[str, Kind] = {
         OcclusionReport,
         _M + "occlusion",
         ("corruption_images",),
-        size=occlusion_size,
+        size=_test_images("corruption_images"),
         chunks="occlusion",
     ),  # fmt: skip
     "cross": Kind(cross_report, CrossReport, _M + "cross", ("n_images", "batch_size"), reads_anatomy=True, pair=True),
@@ -234,6 +257,8 @@ def measure(
         raise MeasurementError(f"kind={kind!r} is measured on {'two models' if spec.pair else 'one model'}")
     args = (inp, m, seed, device, *([other] if other is not None else []))
     if spec.size is not None:
+        whole = spec.size(inp, m)
+        upto = whole if upto is None else min(upto, whole)
         if cache_dir is None or inp.identity is None:
             return spec.compute(*args, upto=upto)
         key = chunk_key(kind, inp, seed, device)

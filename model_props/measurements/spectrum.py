@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK", "TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report",
-    "spectrum_size",
 ]  # fmt: skip
 
 CHUNK = 1  # batches a chunk: a Hessian batch is seconds (32 px) to minutes (224 px), so each is kept on its own
@@ -183,15 +182,10 @@ def hessian_spectrum(
     )
 
 
-def spectrum_size(inp: MeasureInput, m: MeasurementSettings) -> int:
-    """The batches of a whole spectrum report: the profile's ``hessian_batches``."""
-    return m.hessian_batches
-
-
 def spectrum_report(inp: MeasureInput, m: MeasurementSettings, seed: int, device: str, *,
-                    upto: int | None = None, chunks: Chunks = computed) -> SpectrumReport:  # fmt: skip
-    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``,
-    on its first ``upto`` batches (default: all ``hessian_batches``)."""
+                    upto: int, chunks: Chunks = computed) -> SpectrumReport:  # fmt: skip
+    """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` under the settings ``m``
+    on its first ``upto`` batches (the registry's look at the whole sample of ``hessian_batches``)."""
     return hessian_spectrum(
         inp.model,
         inp.train,
