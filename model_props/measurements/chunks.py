@@ -6,7 +6,8 @@ two kinds that measure the same thing on different sample sizes (``attack`` and 
 A chunk's key is its model's report key (:func:`~.registry.measurement_key`'s fields less the kind's sample-size
 settings) and the chunk's own label (its index, size and what else it is measured with, e.g. the eps); the entry
 holds one ``.npy`` array and a manifest with the seconds it took, like a whole report's. :func:`in_chunks` is the
-loop every chunked kind measures with.
+loop every chunked kind measures with; :func:`chunk_size` sizes the chunks of a kind whose sample is its own (noise,
+corruptions, occlusion).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ import numpy as np
 
 from ..cache import CacheEntry
 
-__all__ = ["Chunks", "computed", "cached_chunks", "in_chunks"]
+__all__ = ["LOOKS", "Chunks", "computed", "cached_chunks", "chunk_size", "in_chunks"]
+
+# the looks of a sequential verdict over a whole sample (fixed at design time: model_props.verdicts.sequential)
+LOOKS = 8
 
 # (label, compute) -> the chunk's array: recalled from the cache, or computed (and kept)
 Chunks = Callable[[dict[str, Any], Callable[[], np.ndarray]], np.ndarray]
@@ -77,6 +81,12 @@ def cached_chunks(
             return array
 
     return get
+
+
+def chunk_size(whole: int) -> int:
+    """Units a chunk of a seeded sample of ``whole`` units: a look's worth of a sequential verdict over it (an eighth,
+    rounded up), so that a look measures at most one chunk beyond what it reads, whatever the sample's size."""
+    return max(1, -(-whole // LOOKS))
 
 
 def in_chunks(order: Any, n: int, size: int, label: Mapping[str, Any], compute: Callable[[int, Any], np.ndarray],

@@ -1,7 +1,8 @@
 """The corruption report: accuracy and NLL under common corruptions (CIFAR-10-C style; Park & Kim 2022,
 Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions`.
 
-The test images are taken in one seeded order and measured in chunks of :data:`CHUNK` images, each corruption's
+The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (125 of the
+1,000 corruption images: :func:`~.chunks.chunk_size`, a look's worth), each corruption's
 random draws seeded by (sample, corruption, severity, chunk), so that the report on the first n images is a prefix
 of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
 """
@@ -17,16 +18,14 @@ import torch
 
 from ..data import Split
 from ..measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
-from .chunks import Chunks, computed, in_chunks
+from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "CorruptionReport", "corruption_report", "corruption_kind_report"]
-
-CHUNK = 125  # images a chunk: the 1,000 corruption images are 8 looks
+__all__ = ["CorruptionReport", "corruption_report", "corruption_kind_report"]
 
 
 @dataclass
@@ -83,14 +82,15 @@ def _corruption_chunk(model: torch.nn.Module, test: Split, seed: int, device: st
     return torch.cat([torch.stack(correct, 1).double(), torch.stack(nll, 1)], 1).numpy()
 
 
-def corruption_report(
-    model: torch.nn.Module, test: Split, *, n_images: int, seed: int = 0, device: str = "cpu", chunks: Chunks = computed
-) -> CorruptionReport:
-    """Correctness and NLL of ``model`` on the first ``n_images`` test images of a seeded order, clean and corrupted,
-    chunk by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by default none is kept)."""
+def corruption_report(model: torch.nn.Module, test: Split, *, n_images: int, sample: int | None = None, seed: int = 0,
+                      device: str = "cpu", chunks: Chunks = computed) -> CorruptionReport:  # fmt: skip
+    """Correctness and NLL of ``model`` on the first ``n_images`` of a seeded order of a ``sample`` of test images
+    (default ``n_images``), clean and corrupted, chunk by chunk (module docstring); ``chunks`` keeps or recalls each
+    chunk (by default none is kept)."""
     order = torch.randperm(len(test), generator=torch.Generator().manual_seed(seed))
+    n = min(n_images, len(test))
     model.eval()
-    rows = in_chunks(order, min(n_images, len(test)), CHUNK, {"corruptions": list(CORRUPTIONS)},
+    rows = in_chunks(order, n, chunk_size(min(sample or n, len(test))), {"corruptions": list(CORRUPTIONS)},
                      functools.partial(_corruption_chunk, model, test, seed, device), chunks)  # fmt: skip
     columns = rows.shape[1] // 2
     return CorruptionReport(rows[:, :columns] > 0.5, rows[:, columns:], tuple(CORRUPTIONS))
@@ -100,4 +100,5 @@ def corruption_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int,
                            upto: int, chunks: Chunks = computed) -> CorruptionReport:  # fmt: skip
     """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` on its first ``upto``
     images (the registry's look at the whole sample of ``corruption_images``)."""
-    return corruption_report(inp.model, inp.test, n_images=upto, seed=seed, device=device, chunks=chunks)
+    return corruption_report(inp.model, inp.test, n_images=upto, sample=m.corruption_images, seed=seed, device=device,
+                             chunks=chunks)  # fmt: skip

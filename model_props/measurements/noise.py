@@ -1,7 +1,8 @@
 """The noise report: accuracy under band-limited noise (Park & Kim 2022, Fig. 2b); the noise itself is
 :mod:`model_props.measures.noise`.
 
-The test images are taken in one seeded order and measured in chunks of :data:`CHUNK` images, each with its own
+The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (250 of the
+2,000 noise images: :func:`~.chunks.chunk_size`, a look's worth), each with its own
 Gaussian draws (seeded by the sample and the chunk, the same draws filtered per band), so that the report on the
 first n images is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry
 (:mod:`.chunks`).
@@ -19,16 +20,14 @@ import torch
 from ..data import Split
 from ..errors import NotApplicable
 from ..measures.noise import FREQUENCIES, NOISE_RMS, band_noise
-from .chunks import Chunks, computed, in_chunks
+from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "NoiseReport", "noise_report", "noise_kind_report"]
-
-CHUNK = 250  # images a chunk: the 2,000 noise images are 8 looks
+__all__ = ["NoiseReport", "noise_report", "noise_kind_report"]
 
 
 @dataclass
@@ -83,20 +82,23 @@ def noise_report(
     test: Split,
     *,
     n_images: int,
+    sample: int | None = None,
     seed: int = 0,
     rms: float = NOISE_RMS,
     frequencies: tuple[float, ...] = FREQUENCIES,
     device: str = "cpu",
     chunks: Chunks = computed,
 ) -> NoiseReport:
-    """Correctness of ``model`` on the first ``n_images`` test images of a seeded order, clean and perturbed, chunk
-    by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by default none is kept)."""
+    """Correctness of ``model`` on the first ``n_images`` of a seeded order of a ``sample`` of test images (default
+    ``n_images``), clean and perturbed, chunk by chunk (module docstring); ``chunks`` keeps or recalls each chunk (by
+    default none is kept)."""
     gen = torch.Generator().manual_seed(seed)
     order = torch.randperm(len(test), generator=gen)
     n = min(n_images, len(test))
+    size = chunk_size(min(sample or n, len(test)))
     model.eval()
     compute = functools.partial(_noise_chunk, model, test, seed, rms, frequencies, device)
-    correct = in_chunks(order, n, CHUNK, {"rms": rms, "frequencies": list(frequencies)}, compute, chunks)
+    correct = in_chunks(order, n, size, {"rms": rms, "frequencies": list(frequencies)}, compute, chunks)
     return NoiseReport(correct, np.array(frequencies, dtype=np.float64))
 
 
@@ -104,4 +106,5 @@ def noise_kind_report(inp: MeasureInput, m: MeasurementSettings, seed: int, devi
                       upto: int, chunks: Chunks = computed) -> NoiseReport:  # fmt: skip
     """The kind's entry point for the registry (:mod:`.registry`): the report of ``inp`` on its first ``upto``
     images (the registry's look at the whole sample of ``noise_images``)."""
-    return noise_report(inp.model, inp.test, n_images=upto, seed=seed, device=device, chunks=chunks)
+    return noise_report(inp.model, inp.test, n_images=upto, sample=m.noise_images, seed=seed, device=device,
+                        chunks=chunks)  # fmt: skip

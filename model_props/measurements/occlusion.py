@@ -2,7 +2,7 @@
 docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
 
 The images are a seeded sample of ``corruption_images`` test images (occlusion is read as one more corruption
-of the inputs), measured in chunks of :data:`CHUNK` in the sample's order, each chunk's masks seeded by the
+of the inputs), measured in chunks of an eighth of the sample (:func:`~.chunks.chunk_size`) in its order, each chunk's masks seeded by the
 measurement seed and the chunk alone, and the fill is the per-channel mean of the whole sample, so every model
 measured on one dataset sees the same occluded images (comparisons are paired) and the report on the first n images
 is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
@@ -20,16 +20,14 @@ import torch
 
 from ..data import Split
 from ..measures.occlusion import occlude, occlusion_masks
-from .chunks import Chunks, computed, in_chunks
+from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
-__all__ = ["CHUNK", "OcclusionReport", "occlusion_report", "occlusion_kind_report"]
-
-CHUNK = 125  # images a chunk: the 1,000 images are 8 looks
+__all__ = ["OcclusionReport", "occlusion_report", "occlusion_kind_report"]
 
 
 @dataclass
@@ -83,7 +81,7 @@ def occlusion_report(model: torch.nn.Module, test: Split, *, n_images: int, samp
     whole = min(sample or n, len(test))
     fill = test.images[order[:whole]].float().div(255.0).mean(dim=(0, 2, 3))
     model.eval()
-    rows = in_chunks(order, n, CHUNK, {"fill_images": whole},
+    rows = in_chunks(order, n, chunk_size(whole), {"fill_images": whole},
                      functools.partial(_occlusion_chunk, model, test, seed, fill, device), chunks)  # fmt: skip
     num_classes = int(model(test.batch(order[:1])[0].to(device)).shape[-1])
     return OcclusionReport(rows[:, 0], rows[:, 1], num_classes)

@@ -29,15 +29,17 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sps
 
+from ..measurements.chunks import LOOKS
+
 __all__ = [
     "LOOKS", "MIN_PER_LOOK", "obf_spending", "boundaries", "crossing", "Design", "design", "look_statistics",
     "Sequential", "decide_sequential", "critical_t", "repeated_p",
 ]  # fmt: skip
 
-# Fixed at design time (2026-11-26) from the analytic operating characteristics (:func:`crossing`), before any
-# simulation or measurement: with 8 equally spaced looks the expected sample at 4 standard errors of the full
-# sample is 61 % of it, and the power at 2 SE 1.5 points under the fixed design's.
-LOOKS = 8
+# LOOKS was fixed at design time (2026-11-26) from the analytic operating characteristics (:func:`crossing`), before
+# any simulation or measurement: with 8 equally spaced looks the expected sample at 4 standard errors of the full
+# sample is 61 % of it, and the power at 2 SE 1.5 points under the fixed design's. It lives with the chunks, which are
+# sized by it (a measurement may not import a verdict).
 MIN_PER_LOOK = 4  # samples per look at the least: a part of 16 Hessian batches gets 4 looks
 GRID = 1001  # grid points of the numerical integration over the continuation region
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset
 from model_props.errors import MeasurementError
 from model_props.measurements import registry as measurements
+from model_props.measurements.chunks import chunk_size
 from model_props.measurements.inputs import TrainingLoss
 from model_props.measurements.registry import REPORT_KINDS, MeasureInput, chunk_key, measure, measurement_key
 from model_props.training.recipes import MeasurementSettings
@@ -118,19 +118,19 @@ def test_remeasuring_look_by_look_measures_each_chunk_once(tmp_path, inp, monkey
 
 @pytest.mark.parametrize("kind, setting", [("noise", "noise_images"), ("corruption", "corruption_images"),
                                            ("occlusion", "corruption_images")])  # fmt: skip
-def test_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, monkeypatch, kind, setting):
+def test_chunks_make_a_shorter_report_a_prefix_of_a_longer_one(tmp_path, inp, kind, setting):
     """Noise, corruptions and occlusion: the report on the first 50 images is the first 50 rows of the whole one, over
-    several chunks, each chunk measured once; uncached, the same numbers."""
-    module = importlib.import_module(f"model_props.measurements.{kind}")
-    monkeypatch.setattr(module, "CHUNK", 40)  # several chunks of the test fixture's 100 images
+    several chunks of an eighth of the sample (a look's worth: 13 of the fixture's 100 images), each chunk measured
+    once; uncached, the same numbers."""
     m = dataclasses.replace(SETTINGS, **{setting: len(inp.test)})
+    assert chunk_size(len(inp.test)) == 13
     look = measure(kind, inp, m, seed=3, cache_dir=tmp_path, upto=50)
-    assert len(list(tmp_path.rglob("manifest.json"))) == 2
+    assert len(list(tmp_path.rglob("manifest.json"))) == 4  # 52 images: a look measures less than a chunk beyond it
     whole = measure(kind, inp, m, seed=3, cache_dir=tmp_path)
     assert whole.size("images") == len(inp.test)
     for a, b in zip(whole.to_arrays().values(), look.to_arrays().values()):
         assert np.array_equal(a[:50] if a.ndim else a, b)
-    assert len(list(tmp_path.rglob("manifest.json"))) == -(-len(inp.test) // 40)
+    assert len(list(tmp_path.rglob("manifest.json"))) == 8
     uncached = measure(kind, inp, m, seed=3)
     assert all(np.array_equal(a, b) for a, b in zip(uncached.to_arrays().values(), whole.to_arrays().values()))
 
