@@ -2,9 +2,9 @@
 Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions`.
 
 The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (125 of the
-1,000 corruption images: :func:`~.chunks.chunk_size`, a look's worth), each corruption's
-random draws seeded by (sample, corruption, severity, chunk), so that the report on the first n images is a prefix
-of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
+1,000 corruption images: :func:`~.chunks.chunk_size`, a look's worth), each corruption's random draws seeded by
+(sample, corruption, severity, chunk), so that the report on the first n images is a prefix of the whole one: the
+looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 :mod:`model_props.measures.noise`.
 
 The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (250 of the
-2,000 noise images: :func:`~.chunks.chunk_size`, a look's worth), each with its own
-Gaussian draws (seeded by the sample and the chunk, the same draws filtered per band), so that the report on the
-first n images is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry
-(:mod:`.chunks`).
+2,000 noise images: :func:`~.chunks.chunk_size`, a look's worth), each with its own Gaussian draws (seeded by the
+sample and the chunk, the same draws filtered per band), so that the report on the first n images is a prefix of the
+whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
 """
 
 from __future__ import annotations

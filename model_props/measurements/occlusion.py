@@ -2,10 +2,11 @@
 docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
 
 The images are a seeded sample of ``corruption_images`` test images (occlusion is read as one more corruption
-of the inputs), measured in chunks of an eighth of the sample (:func:`~.chunks.chunk_size`) in its order, each chunk's masks seeded by the
-measurement seed and the chunk alone, and the fill is the per-channel mean of the whole sample, so every model
-measured on one dataset sees the same occluded images (comparisons are paired) and the report on the first n images
-is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry (:mod:`.chunks`).
+of the inputs), measured in chunks of an eighth of the sample (:func:`~.chunks.chunk_size`) in its order, each
+chunk's masks seeded by the measurement seed and the chunk alone, and the fill is the per-channel mean of the whole
+sample, so every model measured on one dataset sees the same occluded images (comparisons are paired) and the report
+on the first n images is a prefix of the whole one: the looks of a sequential verdict, each chunk its own cache entry
+(:mod:`.chunks`).
 The relative drop ``(clean - occluded) / (clean - chance)`` does not favour a model near the ceiling.
 """
 
