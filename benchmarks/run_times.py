@@ -216,7 +216,8 @@ def new_checkpoint(cache: Path) -> dict:
         summary = Path(tmp) / "project" / "reports" / "summary.json"
         results = json.loads(summary.read_text())["results"] if summary.is_file() else []
     sequential = [
-        {"claim": r["claim"], "part": p["part"], "verdict": p["verdict"], "used": p["n"], "sample": p["sample"]}
+        {"claim": r["claim"], "part": p["part"], "verdict": p["verdict"], "used": p["n"], "sample": p["sample"],
+         "sampling": p["sampling"]}
         for r in results for p in r.get("parts", []) if p.get("sample")
     ]  # fmt: skip
     kinds: dict[str, float] = {}
@@ -226,7 +227,8 @@ def new_checkpoint(cache: Path) -> dict:
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
     for p in sequential:
-        print(f"  {p['claim']} [{p['part']}] {p['verdict']} on {p['used']} of {p['sample']} images", flush=True)
+        print(f"  {p['claim']} [{p['part']}] {p['verdict']} on {p['used']} of {p['sample']} {p['sampling']}",
+              flush=True)  # fmt: skip
     return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds,
             "sequential_parts": sequential, "commit": commit()}  # fmt: skip
 

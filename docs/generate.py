@@ -350,9 +350,12 @@ def new_checkpoint() -> str:
     kinds = run["per_kind_seconds"]
     attacks = sum(kinds.get(k, 0.0) for k in ("attack", "attack_test")) / run["seconds"]
     parts = run.get("sequential_parts", [])
-    looked = (f"; the {len(parts)} parts judged sequentially read {sum(p['used'] for p in parts):,} of their "
-              f"{sum(p['sample'] for p in parts):,} images (" + ", ".join(
-                  f"{p['part']} {p['used']} of {p['sample']}" for p in parts) + ")") if parts else ""  # fmt: skip
+    units = list(dict.fromkeys(p.get("sampling", "images") for p in parts))
+    read = " and ".join(f"{sum(p['used'] for p in parts if p.get('sampling', 'images') == u):,} of their "
+                        f"{sum(p['sample'] for p in parts if p.get('sampling', 'images') == u):,} {u}"
+                        for u in units)  # fmt: skip
+    looked = (f"; the {len(parts)} parts judged sequentially read {read} (" + ", ".join(
+        f"{p['part']} {p['used']} of {p['sample']}" for p in parts) + ")") if parts else ""  # fmt: skip
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
             f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked} "
             "(`benchmarks/RESULTS.md`).")  # fmt: skip
