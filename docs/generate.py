@@ -350,10 +350,11 @@ def new_checkpoint() -> str:
     kinds = run["per_kind_seconds"]
     attacks = sum(kinds.get(k, 0.0) for k in ("attack", "attack_test")) / run["seconds"]
     parts = run.get("sequential_parts", [])
-    units = list(dict.fromkeys(p.get("sampling", "images") for p in parts))
-    read = " and ".join(f"{sum(p['used'] for p in parts if p.get('sampling', 'images') == u):,} of their "
-                        f"{sum(p['sample'] for p in parts if p.get('sampling', 'images') == u):,} {u}"
-                        for u in units)  # fmt: skip
+    totals: dict[str, list[int]] = {}  # per sampling unit: used, whole
+    for p in parts:
+        total = totals.setdefault(p.get("sampling", "images"), [0, 0])
+        total[0], total[1] = total[0] + p["used"], total[1] + p["sample"]
+    read = " and ".join(f"{used:,} of their {whole:,} {unit}" for unit, (used, whole) in totals.items())
     looked = (f"; the {len(parts)} parts judged sequentially read {read} (" + ", ".join(
         f"{p['part']} {p['used']} of {p['sample']}" for p in parts) + ")") if parts else ""  # fmt: skip
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "

@@ -68,8 +68,8 @@ def pretrain(store: ModelStore, names: list[str], reproduced: Iterable[str] = ()
     each as far as the catalogue reads it, then measure what the reproduction tests of the references ``reproduced``
     read of the models it trained (:func:`reproduction_reads`); the names trained. Locally this needs two or more
     models to train on the CPU (a GPU trains one at a time best); the session then trains and measures lazily, one
-    model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is measured by the test that reads it, if the
-    cache lacks it: only a cold run measures ahead."""
+    model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is
+    measured by the test that reads it, if the cache lacks it: only a cold run measures ahead."""
     from ..execution import executor  # Dask: imported only when a session trains ahead
     from ..training.parallel import train_until
     from ..training.schedule import longest_first
