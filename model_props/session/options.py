@@ -265,6 +265,17 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SCOPE",
     ),
     Option(
+        "live",
+        str,
+        "which models the run trains live",
+        "which models the run trains with the profile's live seed and checks live: 'references' (the five "
+        "references: their reproduction tests, mutant controls and live checks; every variant is judged from the "
+        "committed seed study) or 'all' (every variant and independent run too: the release and nightly check)",
+        "references",
+        pytest="--claims-live",
+        metavar="references|all",
+    ),
+    Option(
         "inconclusive",
         str,
         "what an inconclusive claim does to a model without an expectation",

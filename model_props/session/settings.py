@@ -17,7 +17,7 @@ from ..training.profiles import Profile, RecipeSource, load_profile
 from ..verdicts.scope import SCOPES
 from .options import DEFAULTS, OPTIONS
 
-__all__ = ["Settings", "validate_device", "SCOPES", "INCONCLUSIVE"]
+__all__ = ["Settings", "validate_device", "SCOPES", "INCONCLUSIVE", "LIVE"]
 
 
 def validate_device(device: str) -> str:
@@ -30,6 +30,7 @@ def validate_device(device: str) -> str:
 
 _PATHS = tuple(o.name for o in OPTIONS if o.path)
 INCONCLUSIVE = ("fail", "report")
+LIVE = ("references", "all")
 
 
 def _paths(value: str | Sequence[str], base: Path, model: str) -> tuple[Path, ...]:
@@ -71,6 +72,7 @@ class Settings:
     images: int = DEFAULTS["images"]  # the images of data_root a pretrained model is measured on
     versus: Mapping[str, str] = field(default_factory=dict)  # reference -> the user's comparator spec
     inconclusive: str = DEFAULTS["inconclusive"]  # what an inconclusive claim does to a model without expectation
+    live: str = DEFAULTS["live"]  # "references": only the profile's references are trained live; "all": every recipe
 
     @cached_property
     def profile_data(self) -> Profile:
@@ -132,7 +134,15 @@ class Settings:
             images=_images(merged.get("images", DEFAULTS["images"])),
             versus=dict(merged.get("versus", {})),
             inconclusive=_inconclusive(merged.get("inconclusive", DEFAULTS["inconclusive"])),
+            live=_live(merged.get("live", DEFAULTS["live"])),
         )
+
+    def trains_live(self, name: str) -> bool:
+        """Whether this session trains (or loads) ``name`` with the live seed and judges it live: the profile's
+        references always, its other recipes (variants, independent runs) only with ``live = "all"`` or when named by
+        ``--model``, and a model outside the profile (a user's) always."""
+        profile = self.profile_data
+        return self.live == "all" or name in profile.references or name in self.models or name not in profile.recipes
 
 
 def _workers(workers: int | None) -> int | None:
@@ -160,6 +170,12 @@ def _inconclusive(value: str) -> str:
             f"inconclusive={value!r} (--claims-inconclusive or [tool.model_props] inconclusive); valid: "
             f"{', '.join(INCONCLUSIVE)}"
         )
+    return value
+
+
+def _live(value: str) -> str:
+    if value not in LIVE:
+        raise ConfigError(f"live={value!r} (--claims-live or [tool.model_props] live); valid: {', '.join(LIVE)}")
     return value
 
 
