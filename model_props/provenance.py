@@ -43,7 +43,8 @@ def _cpu_model() -> str:
 
 
 def machine(device: str = "cpu") -> dict[str, Any]:
-    """The machine a number was produced on: OS, CPU model, cores, torch threads and the device."""
+    """The machine a number was produced on: OS, CPU model, cores, torch threads and the device; on CUDA the GPU,
+    the CUDA version and the TF32 and cuDNN settings the run had."""
     import torch
 
     info: dict[str, Any] = {
@@ -56,6 +57,13 @@ def machine(device: str = "cpu") -> dict[str, Any]:
     }
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+        info["cuda"] = torch.version.cuda
+        # the numerics a CUDA run had: TF32 in matmuls and cuDNN convolutions, cuDNN's autotuner and determinism
+        info["tf32"] = {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32}
+        info["cudnn"] = {
+            "benchmark": torch.backends.cudnn.benchmark,
+            "deterministic": torch.backends.cudnn.deterministic,
+        }
     return info
 
 

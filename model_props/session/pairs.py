@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from ..anatomy import anatomy
 from ..errors import NotApplicable
 from ..measurements.cross import PairReports
 from ..measurements.registry import REPORT_KINDS, measure
@@ -29,7 +28,7 @@ from ..training.loop import Checkpoint
 from ..training.recipes import Recipe
 from ..zoo import REFERENCE_MODELS, build_model
 from ..zoo.pretrained import weights_sha256
-from .tested import ModelUnderTest
+from .tested import ModelUnderTest, anatomy_on_cpu
 
 if TYPE_CHECKING:
     from ..anatomy import Anatomy
@@ -204,7 +203,7 @@ def untrained(store: Store, name: str) -> ModelUnderTest:
             )  # fmt: skip
         model.to(store.settings.device).eval()
         return ModelUnderTest(
-            f"{name} untrained", model, anatomy(model), {}, None, None, weights_sha256(model), dataset=data.name
+            f"{name} untrained", model, anatomy_on_cpu(model), {}, None, None, weights_sha256(model), dataset=data.name
         )
 
     return store.kept((f"{name}@init{recipe.seed}", "final"), build)

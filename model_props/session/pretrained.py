@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..anatomy import anatomy
 from ..data import Split
 from ..data.folder import class_folders, evaluation_root, read_folder
 from ..errors import ConfigError
 from ..measurements.inputs import TrainingLoss
 from ..zoo.pretrained import Pretrained, label_indices, load_pretrained
 from .settings import Settings
-from .tested import ModelUnderTest
+from .tested import ModelUnderTest, anatomy_on_cpu
 
 __all__ = ["FolderData", "read_images", "pretrained_under_test", "FOLDER_LOSS"]
 
@@ -109,7 +108,7 @@ def pretrained_under_test(store: _Store, name: str) -> ModelUnderTest:
     folder = read_images(s.data_root, loaded, s.images, seed=s.seed)
     data = store.add_folder(folder, tuple(names[0] for names in loaded.labels))
     model = loaded.model.to(s.device).eval()
-    tested = ModelUnderTest(name, model, anatomy(model), {}, None, None, loaded.sha256, dataset=data.name)
+    tested = ModelUnderTest(name, model, anatomy_on_cpu(model), {}, None, None, loaded.sha256, dataset=data.name)
     fit = store.report_for(tested, "fit")
     tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
     store.notify(f"{name}: test accuracy {fit.accuracy():.3f} on {folder.describe()}")

@@ -29,7 +29,7 @@ from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
 from .samples import identity, sample_seed
 from .settings import Settings
-from .tested import ModelUnderTest
+from .tested import ModelUnderTest, anatomy_on_cpu
 
 __all__ = ["ModelUnderTest", "ModelStore", "sample_seed"]  # ModelUnderTest: see .tested
 
@@ -265,18 +265,14 @@ class ModelStore:
         recipe = self.profile.recipes.get(spec)
         data = self.dataset(recipe.dataset if recipe else self.user_dataset())
         mean, std = self.channel_stats(data.name)
-        model = build_model(
-            recipe.model if recipe else spec,
-            num_classes=data.num_classes,
-            img_size=data.image_size,
-            arch_kwargs=recipe.arch if recipe else None,
-            mean=mean,
-            std=std,
-        )
+        model = build_model(recipe.model if recipe else spec, num_classes=data.num_classes, img_size=data.image_size,
+                            arch_kwargs=recipe.arch if recipe else None, mean=mean, std=std)  # fmt: skip
         load_checkpoint(model, path)
         check_model(model)
         model.to(self.settings.device).eval()
-        tested = ModelUnderTest(label, model, anatomy(model), {}, None, path, sha256_file(path), dataset=data.name)
+        tested = ModelUnderTest(
+            label, model, anatomy_on_cpu(model), {}, None, path, sha256_file(path), dataset=data.name
+        )
         fit = self.report_for(tested, "fit")  # the test images the claims read; cached by the weights' sha256
         tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
         return tested

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
+from torch import nn
+
 from ..anatomy import Anatomy, anatomy
 from ..training.recipes import Recipe
 from ..zoo import Classifier
@@ -13,7 +16,31 @@ from ..zoo import Classifier
 if TYPE_CHECKING:
     from ..training.checkpoints import TrainedModel
 
-__all__ = ["ModelUnderTest"]
+__all__ = ["ModelUnderTest", "anatomy_on_cpu", "device_of"]
+
+
+def device_of(model: nn.Module) -> torch.device:
+    """The device of ``model``'s first parameter (else buffer); the CPU for a model with neither."""
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return torch.device("cpu")
+
+
+def anatomy_on_cpu(model: nn.Module) -> Anatomy:
+    """The anatomy of ``model`` traced on the CPU, the model then moved back to the device it came from.
+
+    The mapper builds its probe batch on the CPU (``model_props/anatomy/mapper.py``, frozen with the seed study),
+    so tracing a model on CUDA would mix devices. An anatomy holds module paths and layouts only, no tensors: it
+    is the same whichever device traced it.
+    """
+    device = device_of(model)
+    if device.type == "cpu":
+        return anatomy(model)
+    model.cpu()
+    try:
+        return anatomy(model)
+    finally:
+        model.to(device)
 
 
 @dataclass
@@ -36,7 +63,7 @@ class ModelUnderTest:
     def of_trained(cls, name: str, trained: TrainedModel) -> ModelUnderTest:
         """A model trained here (or read from the model cache) by its recipe, under the label ``name``."""
         return cls(
-            name, trained.model, anatomy(trained.model), trained.metrics, trained.recipe, trained.path,
+            name, trained.model, anatomy_on_cpu(trained.model), trained.metrics, trained.recipe, trained.path,
             trained.sha256, trained.from_cache, trained.provenance, trained.checkpoint, trained.recipe.dataset,
         )  # fmt: skip
 

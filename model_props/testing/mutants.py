@@ -2,7 +2,9 @@
 
 A claim test that cannot fail proves nothing; each claim in the catalogue is run on a mutant where the
 property it asserts has been reversed, and must not come out *supported* (docs/design.md#decision-rules). Mutants keep the
-module structure of their base model, so its anatomy adapter and capture taps still apply.
+module structure of their base model, so its anatomy adapter and capture taps still apply. A mutant is made and
+traced on the CPU, where its new modules create their buffers and where the anatomy's probe batch is built, then
+moved to its base's device.
 
 - ``highpass-attention`` (ViT/PiT): every attention output is ``v - mean_tokens(v)`` (weights I - 1/N), a
   high-pass filter over tokens: it amplifies high frequencies and variance (false: claims 8, 10).
@@ -272,10 +274,11 @@ def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
     valid = [*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, *INPUT_MUTANTS]
     if mutation not in valid:
         raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(valid)}")
-    model = copy.deepcopy(base.model)
+    device = next((t.device for t in (*base.model.parameters(), *base.model.buffers())), torch.device("cpu"))
+    model = copy.deepcopy(base.model).cpu()  # mutated and traced on the CPU (module docstring), then moved back
     if mutation in INPUT_MUTANTS:  # the normalised input of the wrapped network is filtered
         model.net = BandStop(model.net, *INPUT_MUTANTS[mutation])
-        model.eval()
+        model.to(device).eval()
         return dataclasses.replace(
             base, name=f"{base.name}+{mutation}", model=model, metrics=dict(base.metrics), mutation=mutation
         )
@@ -284,11 +287,12 @@ def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
     else:
         MUTANTS[mutation](unwrap(model))
     model.eval()
+    traced = anatomy(model)
     return dataclasses.replace(
         base,
         name=f"{base.name}+{mutation}",
-        model=model,
-        anatomy=anatomy(model),
+        model=model.to(device),
+        anatomy=traced,
         metrics=dict(base.metrics),
         mutation=mutation,
     )

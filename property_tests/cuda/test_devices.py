@@ -1,0 +1,83 @@
+"""Device handling that the CPU can check (the CUDA layer, ``pytest -m cuda``, checks the rest on a GPU).
+
+The anatomy's mapper builds its probe batch on the CPU (model_props/anatomy/mapper.py, frozen with the seed study),
+so a model on another device is traced on the CPU and moved back (:func:`model_props.session.tested.anatomy_on_cpu`);
+every trace above the anatomy layer goes through that helper, and a mutant is made on the CPU and moved to its base's
+device.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import torch
+from tiny_models import mutants_of, tiny_input  # this folder is on sys.path (pytest's prepend mode)
+
+import model_props
+from model_props.anatomy import anatomy
+from model_props.session import tested
+from model_props.zoo import build_model
+
+PACKAGE = Path(model_props.__file__).parent
+BELOW = ("anatomy", "measures", "measurements", "training", "data", "zoo", "claims", "cache")  # never see a session
+# (module, function) that may call the tracer itself: the helper, an untrained build of a recipe (on the CPU) and
+# make_mutant (on a CPU copy of its base)
+TRACERS = {("session/tested.py", "anatomy_on_cpu"), ("session/store.py", "architecture"),
+           ("testing/mutants.py", "make_mutant")}  # fmt: skip
+
+
+def _tracer_calls(path: Path) -> set[tuple[str, str]]:
+    """(module, enclosing function) of every call of a name ``anatomy`` imported from model_props.anatomy."""
+    tree = ast.parse(path.read_text())
+    imported = any(
+        isinstance(n, ast.ImportFrom) and (n.module or "").endswith("anatomy") and any(a.name == "anatomy" for a in n.names)
+        for n in ast.walk(tree)
+    )  # fmt: skip
+    found = set()
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
+            if imported and isinstance(call.func, ast.Name) and call.func.id == "anatomy":
+                found.add((path.relative_to(PACKAGE).as_posix(), fn.name))
+    return found
+
+
+def test_every_trace_above_the_anatomy_layer_is_made_on_the_cpu():
+    calls = set()
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] not in BELOW:
+            calls |= _tracer_calls(path)
+    assert calls <= TRACERS, f"trace through model_props.session.tested.anatomy_on_cpu: {sorted(calls - TRACERS)}"
+    assert ("session/tested.py", "anatomy_on_cpu") in calls  # the check sees calls
+
+
+def test_the_helper_traces_a_model_on_another_device_on_the_cpu_and_moves_it_back(monkeypatch):
+    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 8, 8, 8]})
+    events: list[str] = []
+    monkeypatch.setattr(tested, "device_of", lambda _m: torch.device("cuda", 1))  # as if it were on the second GPU
+    monkeypatch.setattr(model, "cpu", lambda: events.append("cpu") or model)
+    monkeypatch.setattr(model, "to", lambda device: events.append(f"to {device}") or model)
+    monkeypatch.setattr(tested, "anatomy", lambda m: events.append("trace") or anatomy(m))
+    assert tested.anatomy_on_cpu(model) == anatomy(model)
+    assert events == ["cpu", "trace", "to cuda:1"]
+
+
+def test_the_helper_leaves_a_cpu_model_where_it_is_with_the_same_parameters():
+    model = build_model(
+        "vit", num_classes=10, arch_kwargs={"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}
+    )
+    before = [(id(p), p.device) for p in model.parameters()]
+    assert tested.anatomy_on_cpu(model) == anatomy(model)
+    assert [(id(p), p.device) for p in model.parameters()] == before
+    assert tested.device_of(torch.nn.ReLU()) == torch.device("cpu")  # no parameters, no buffers
+
+
+def test_a_mutant_is_on_its_bases_device_and_its_base_is_untouched(tiny, dataset):
+    base = tiny_input(tiny, "vit", dataset)
+    weights = {k: v.clone() for k, v in base.model.state_dict().items()}
+    mutants = mutants_of(base)
+    assert len(mutants) >= 10  # the ViT's mutations, e.g. highpass-attention, scrambled-mlps, checkerboard-positions
+    for mutation, mutant in mutants.items():
+        devices = {t.device for t in (*mutant.model.parameters(), *mutant.model.buffers())}
+        assert devices == {torch.device("cpu")}, mutation
+    assert all(torch.equal(v, base.model.state_dict()[k]) for k, v in weights.items())
