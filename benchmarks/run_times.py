@@ -1,11 +1,14 @@
-"""Benchmark: wall time of the default ``pytest`` run, cold against warm, and serial against ``-n 2``.
+"""Benchmark: wall time of the default ``pytest`` run, cold against warm, and serial against ``-n 2``; of the full
+live run (``--claims-live=all``) cold; and of ``model-props train`` cold.
 
 Every variant runs in a subprocess from the repository root, side by side in one invocation of this script,
 and is timed from outside. ``cold`` uses a fresh cache (datasets, models and measurements); ``warm`` runs
 again on it; ``remeasure`` keeps the trained models and measures everything again (a cold measurement cache).
 Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
 
-    python benchmarks/run_times.py cold warm          # the first cold run trains everything (tens of minutes)
+    python benchmarks/run_times.py cold warm          # the first cold run trains everything it reads live
+    python benchmarks/run_times.py cold warm cold-all train   # and, each on a fresh cache of its own, the full live
+                                                      # run (--claims-live=all) and ``model-props train``
     python benchmarks/run_times.py parallel           # -n 0 vs -n 2 (loadgroup) on a warm cache
     python benchmarks/run_times.py remeasure --subset EXPR   # -n 0 vs -n 2, measuring EXPR's claims afresh
     python benchmarks/run_times.py startup study pretrain   # executor start-up; a tiny study and two smoke
@@ -29,6 +32,7 @@ from model_props.provenance import provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "run_times.json"
+WHAT = ("cold", "warm", "cold-all", "train", "parallel", "remeasure", "startup", "study", "pretrain", "checkpoint")
 
 
 def commit() -> str:
@@ -82,6 +86,19 @@ def phases(cache: Path, start: float, pid: int) -> dict:
     ahead = max(0.0, min(first_in_tests, time.time()) - trained) if first_measured < first_in_tests else 0.0
     return {"training_ahead_s": round(trained - start, 1), "measuring_ahead_s": round(ahead, 1), "models": len(models),
             "measuring_s_by_kind": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}  # fmt: skip
+
+
+def train() -> dict:
+    """Wall time of ``model-props train`` (the README's main job: the references, two at a time on 2 cores) on a
+    fresh cache, generating the data too, with the time it said beforehand that it would take."""
+    with tempfile.TemporaryDirectory(prefix="model-props-train-") as tmp:
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "model_props.cli", "train", f"--cache={tmp}"], cwd=ROOT,
+                              capture_output=True, text=True)  # fmt: skip
+        seconds = round(time.perf_counter() - start, 1)
+    said = next((line for line in proc.stderr.splitlines() if " at a time" in line), "")
+    print(f"model-props train: {seconds} s, exit {proc.returncode}; it said: {said}", flush=True)
+    return {"seconds": seconds, "exit": proc.returncode, "said": said, "commit": commit()}
 
 
 def startup() -> dict:
@@ -235,11 +252,7 @@ def new_checkpoint(cache: Path) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument(
-        "what",
-        nargs="+",
-        choices=["cold", "warm", "parallel", "remeasure", "startup", "study", "pretrain", "checkpoint"],
-    )
+    p.add_argument("what", nargs="+", choices=WHAT)
     p.add_argument(
         "--cache", type=Path, default=None, help="default: a fresh temporary folder for cold, else $MODEL_PROPS_CACHE"
     )
@@ -262,6 +275,15 @@ def main() -> None:
         results["warm"] = run(subset, cache)
         if "cold" in results:
             results["cold_over_warm"] = round(results["cold"]["seconds"] / results["warm"]["seconds"], 1)
+    if "cold-all" in args.what:  # every variant and independent run live too, on a fresh cache of its own
+        every = Path(tempfile.mkdtemp(prefix="model-props-bench-all-"))
+        start = time.time()
+        pids: list[int] = []
+        results["cold_all"] = run([*subset, "--claims-live=all"], every, pids)
+        results["cold_all"]["phases"] = phases(every, start, pids[0])
+        print(f"cold --claims-live=all phases: {results['cold_all']['phases']}", flush=True)
+    if "train" in args.what:
+        results["train"] = train()
     for label, extra in (("parallel", []), ("remeasure", ["--claims-remeasure"])):
         if label in args.what:
             serial = run([*subset, *extra, "-n", "0"], cache)

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                     parse_spec(spec)
             start = time.perf_counter()
             names = store.profile.references + args.models
-            pretrain(store, names)  # several at once on the executor; the loop below then reads the cache
+            pretrain(store, names, estimate=True)  # several at once, saying how long first; the loop reads the cache
             print(
                 f"{'model':24s} {'params':>9s} {'val acc':>8s} {'test acc':>9s} {'test NLL':>9s} {'train s':>8s}  source"
             )

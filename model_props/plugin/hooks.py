@@ -118,9 +118,10 @@ def _check_gate(config: pytest.Config, store) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Before the first test: train every model the collected tests read that the cache lacks, several at once
-    (one process per core), then measure there what the reproduction tests read of them. Without this the session
-    trains and measures them one after the other as tests reach them."""
+    """Before the first test: train every model the collected tests read that the session trains live
+    (:meth:`~model_props.session.settings.Settings.trains_live`: by default the references) and the cache lacks,
+    several at once (one process per core), then measure there what the reproduction tests read of them. Without
+    this the session trains and measures them one after the other as tests reach them."""
     config = session.config
     if not state.in_use(config) or hasattr(config, "workerinput") or config.option.collectonly or not session.items:
         return

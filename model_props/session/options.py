@@ -1,26 +1,9 @@
 """The session's options, declared once: the pytest options, the ``[tool.model_props]`` keys, their defaults
 and the ``model-props`` CLI flags are all generated from :data:`OPTIONS` (a test checks that they agree).
 
-The table (paths are relative to the pyproject's folder)::
-
-    [tool.model_props]
-    profile = "smoke"                   # a built-in profile or one of recipes_dir
-    models = ["mypkg.models:build"]     # the models under test (default: the profile's references)
-    checkpoints = { "mypkg.models:build" = "runs/best.safetensors" }   # or a glob / list: one file per seed
-    scope = "auto"                      # verdicts about an architecture (k >= 3 seeds) or one checkpoint
-    inconclusive = "fail"               # or "report": an inconclusive claim on your model is its own outcome
-    cache = ".model-props-cache"        # default: $MODEL_PROPS_CACHE or ~/.cache/model-props
-    versus = { resnet = "timm:resnet50.a1_in1k@pretrained" }   # your comparator in the place of a reference
-    workers = 2                         # train and measure on a local Dask cluster of 2 processes
-    seed = 0                            # measurement sampling seed
-    train_seed = 1                      # train every recipe with this seed instead of the profile's live seed
-    recipes_dir = "recipes"             # the user's profiles: <profile>.toml (+ <profile>-seeds.json)
-
-    [tool.model_props.recipes.custom]   # field overrides of the selected profile's recipes
-    steps = 2000
-
-Every key is in :data:`OPTIONS` (and docs/your-model.md#settings-in-pyprojecttoml); an unknown key is an error that
-lists the valid ones. This module imports nothing heavy: the plugin reads the table before it knows it is used.
+Every key is in :data:`OPTIONS`; docs/your-model.md#settings-in-pyprojecttoml shows the table with an example of
+each (paths relative to the pyproject's folder). An unknown key is an error that lists the valid ones. This module
+imports nothing heavy: the plugin reads the table before it knows it is used.
 """
 
 from __future__ import annotations

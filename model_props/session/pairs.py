@@ -112,10 +112,11 @@ def pair_reports(
     """``tested`` against the recipe ``partner`` (or a ``stand_in`` for it, e.g. a mutant of it), against its seed
     control and against an untrained ``partner``, all on the same images (a pair kind of
     :mod:`model_props.measurements.registry`)."""
+    control = seed_control(store, tested)  # first: a model without one (a user's single checkpoint) trains nothing
     other = stand_in if stand_in is not None else independent_run(store, store.recipe(partner), _checkpoint(tested))
     return PairReports(
         against=measured(store, kind, tested, other),
-        control=measured(store, kind, tested, seed_control(store, tested)),
+        control=measured(store, kind, tested, control),
         null=measured(store, kind, tested, untrained(store, partner)),
     )
 

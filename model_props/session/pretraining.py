@@ -1,8 +1,10 @@
-"""Training and measuring ahead of the tests: the profile's recipes a session reads that the cache lacks (and the
-independent runs that pair reports read beside them: seed controls and partners), several at once on the session's
-executor (a local Dask cluster, or a running one), before the first test needs them; then, on the same workers, the
-reports the reproduction tests read of the models just trained (every live estimate of a reference's family), so
-that a cold run measures them in parallel instead of one after the other in the test process."""
+"""Training and measuring ahead of the tests: the profile's recipes a session reads and trains live
+(:meth:`~.settings.Settings.trains_live`: by default the references only) that the cache lacks (and the independent
+runs that pair reports read beside them, seed controls and partners, where the session trains those), several at
+once on the session's executor (a local Dask cluster, or a running one), before the first test needs them; then, on
+the same workers, the reports the reproduction tests read of the models just trained (every live estimate of a
+reference's family), so that a cold run measures them in parallel instead of one after the other in the test
+process."""
 
 from __future__ import annotations
 
@@ -12,15 +14,17 @@ from collections.abc import Iterable
 
 from ..errors import StudyError
 from ..training.checkpoints import is_cached
+from ..training.loop import Checkpoint, estimate_training_seconds, training_split
 from ..training.recipes import Recipe
 from ..verdicts.reproduction import family
 from ..verdicts.scope import route
 from ..zoo.pretrained import parse_pretrained
+from .live import not_live_report
 from .pairs import independent_runs
 from .store import ModelStore
 from .tasks import Request, measure_report
 
-__all__ = ["pretrain", "compares_with_references", "reproduction_reads"]
+__all__ = ["pretrain", "runs_ahead", "compares_with_references", "reproduction_reads"]
 
 # The kinds that take longest on a smoke reference (a cold run on 2 cores: Hessian spectra about 60 s, attacks about
 # 50 s, fits and corruptions a few seconds), measured first so that no worker is left with a long one alone at the end.
@@ -42,8 +46,9 @@ def _seed_label(store: ModelStore, recipe: Recipe) -> str:
 
 def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Request]:
     """The reports that the reproduction tests of ``references`` read (:func:`~.reproduction.reproduction`): each
-    statistic of the family of every reference judged from the seed study in this session, on the live weights. A
-    reference whose study entries are stale is left to its test, which says how to regenerate them."""
+    statistic of the family of every reference judged from the seed study in this session, on the live weights of a
+    model the session trains (:func:`.live.not_live_report`). A reference whose study entries are stale is left to its
+    test, which says how to regenerate them."""
     study, s = store.study, store.settings
     reads: dict[Request, None] = {}
     for reference in dict.fromkeys(references):
@@ -58,27 +63,25 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
         except StudyError:
             continue
         for statistic in statistics:
-            if statistic.part is not None and store.recipe(statistic.name).seed == store.train_seed:
-                reads[(store.train_seed, statistic.name, statistic.part.reads, statistic.part.checkpoint)] = None
+            part = statistic.part
+            if part is None or store.recipe(statistic.name).seed != store.train_seed:
+                continue
+            if not not_live_report(s, statistic.name, part.reads):
+                reads[(store.train_seed, statistic.name, part.reads, part.checkpoint)] = None
     return sorted(reads, key=lambda r: _LONGEST_FIRST.index(r[2]) if r[2] in _LONGEST_FIRST else len(_LONGEST_FIRST))
 
 
-def pretrain(store: ModelStore, names: list[str], reproduced: Iterable[str] = ()) -> list[str]:
-    """Train at once, on the session's executor, the profile's recipes among ``names`` that the cache lacks,
-    each as far as the catalogue reads it, then measure what the reproduction tests of the references ``reproduced``
-    read of the models it trained (:func:`reproduction_reads`); the names trained. Locally this needs two or more
-    models to train on the CPU (a GPU trains one at a time best); the session then trains and measures lazily, one
-    model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is
-    measured by the test that reads it, if the cache lacks it: only a cold run measures ahead."""
-    from ..execution import executor  # Dask: imported only when a session trains ahead
-    from ..training.parallel import train_until
-    from ..training.schedule import longest_first
-
+def runs_ahead(store: ModelStore, names: list[str]) -> tuple[list[Recipe], dict[str, Checkpoint]]:
+    """The runs to train ahead for ``names`` (the models the collected tests read): each recipe of the profile among
+    them that the session trains live and the cache lacks, and the independent runs that the pair parts read of them
+    where the session trains those; with the checkpoint each is trained to (as far as the catalogue reads it)."""
     s = store.settings
-    until, todo = {}, []
+    until: dict[str, Checkpoint] = {}
+    todo: list[Recipe] = []
     if not compares_with_references(store):  # every comparison with a reference is skipped: train none
         names = [n for n in names if n in store.models_under_test()]
-    for name in dict.fromkeys(names):
+    names = [n for n in dict.fromkeys(names) if s.trains_live(n)]
+    for name in names:
         if name in s.checkpoints or name not in store.profile.recipes:
             continue
         recipe = store.recipe(name)
@@ -86,8 +89,44 @@ def pretrain(store: ModelStore, names: list[str], reproduced: Iterable[str] = ()
         if not is_cached(recipe, s.cache_dir, until[name]):
             todo.append(recipe)
     for run, checkpoint in independent_runs(store, names):  # pair parts read them (cross CKA)
-        if not is_cached(run, s.cache_dir, until.setdefault(run.name, checkpoint)):
+        if s.trains_live(run.name, independent_run=True) and not is_cached(
+            run, s.cache_dir, until.setdefault(run.name, checkpoint)
+        ):
             todo.append(run)
+    return todo, until
+
+
+def estimated_seconds(store: ModelStore, todo: list[Recipe], until: dict[str, Checkpoint], workers: int) -> float:
+    """About how long ``todo``, in this order, trains here on ``workers`` local workers: each run's steps to its
+    checkpoint at the step time measured on this machine (:func:`~model_props.training.loop.estimate_training_seconds`,
+    on all of torch's threads), ``workers`` times longer on a worker's share of the cores, each run handed to the
+    first worker free."""
+    free = [0.0] * workers
+    for recipe in todo:
+        data = store.dataset(recipe.dataset)
+        seconds, total = estimate_training_seconds(recipe, data, device=store.settings.device)
+        if until[recipe.name] == "warmup":
+            seconds *= recipe.schedule(len(training_split(recipe, data).labels))[1] / total
+        free[free.index(min(free))] += seconds * workers
+    return max(free)
+
+
+def pretrain(
+    store: ModelStore, names: list[str], reproduced: Iterable[str] = (), *, estimate: bool = False
+) -> list[str]:
+    """Train at once, on the session's executor, the runs :func:`runs_ahead` lists for ``names``, then measure what
+    the reproduction tests of the references ``reproduced`` read of the models it trained
+    (:func:`reproduction_reads`); the names trained. Locally this needs two or more models to train on the CPU (a GPU
+    trains one at a time best); the session then trains and measures lazily, one model at a time. A ``scheduler``
+    always sends them to its cluster. A report of a model that was cached already is measured by the test that reads
+    it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first about how long the training
+    takes on this machine (:func:`estimated_seconds`; a local executor only)."""
+    from ..execution import executor  # Dask: imported only when a session trains ahead
+    from ..training.parallel import train_until
+    from ..training.schedule import longest_first
+
+    s = store.settings
+    todo, until = runs_ahead(store, names)
     workers = min(len(todo), s.workers or os.cpu_count() or 1)
     if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
         return []
@@ -95,8 +134,12 @@ def pretrain(store: ModelStore, names: list[str], reproduced: Iterable[str] = ()
         store.dataset(recipe.dataset)
     todo = longest_first(todo, until, store.dataset)  # no worker left training a long run alone at the end
     where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
+    how_long = ""
+    if estimate and s.scheduler is None:
+        seconds = estimated_seconds(store, todo, until, workers)
+        how_long = f", about {f'{seconds / 60:.0f} min' if seconds >= 90 else f'{seconds:.0f} s'} on this machine"
     store.notify(
-        f"training {len(todo)} models, {where}: "
+        f"training {len(todo)} models, {where}{how_long}: "
         + ", ".join(f"{r.name}{_seed_label(store, r)} ({until[r.name]})" for r in todo)
     )
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)

@@ -137,12 +137,16 @@ class Settings:
             live=_live(merged.get("live", DEFAULTS["live"])),
         )
 
-    def trains_live(self, name: str) -> bool:
+    def trains_live(self, name: str, *, independent_run: bool = False) -> bool:
         """Whether this session trains (or loads) ``name`` with the live seed and judges it live: the profile's
-        references always, its other recipes (variants, independent runs) only with ``live = "all"`` or when named by
-        ``--model``, and a model outside the profile (a user's) always."""
+        references always, its other recipes (variants) only with ``live = "all"`` or when named by ``--model``, and a
+        model outside the profile (a user's) always. ``independent_run``: whether it trains the independent run of
+        ``name``'s recipe (seed + 1000, that a pair part reads), which a recipe of the profile has only with
+        ``live = "all"``."""
         profile = self.profile_data
-        return self.live == "all" or name in profile.references or name in self.models or name not in profile.recipes
+        if self.live == "all" or name not in profile.recipes:
+            return True
+        return not independent_run and (name in profile.references or name in self.models)
 
 
 def _workers(workers: int | None) -> int | None:

@@ -14,7 +14,32 @@ import pytest
 
 from model_props.claims import get_claim, list_claims
 from model_props.claims.controls import CONTROLS, UNCONTROLLED
+from model_props.plugin import state
+from model_props.session.live import needs_switch, not_live_claim
+from model_props.session.settings import Settings
 from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
+
+
+def not_trained_here(settings: Settings, key: tuple[str, str]) -> list[str]:
+    """What the control ``key`` reads that the session does not train: the model its mutant is made from, and what
+    any part of its claim reads on its base (:func:`~model_props.session.live.not_live_claim`: the base is judged on
+    every part)."""
+    control = CONTROLS[key]
+    replaced = [] if settings.trains_live(control.replaced) else [control.replaced]
+    return list(dict.fromkeys([*replaced, *not_live_claim(settings, get_claim(key[0]), control.model)]))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test per control; one that reads a model the session does not train is skipped, naming the switch."""
+    if "key" not in metafunc.fixturenames:
+        return
+    settings = state.settings(metafunc.config)
+    params = []
+    for key in sorted(CONTROLS):
+        missing = not_trained_here(settings, key)
+        marks = [pytest.mark.skip(reason=needs_switch("the control", missing))] if missing else []
+        params.append(pytest.param(key, id=f"{key[0]}-{key[1]}", marks=marks))
+    metafunc.parametrize("key", params)
 
 
 def test_every_part_is_controlled_or_listed_as_uncontrolled():
@@ -30,7 +55,6 @@ def test_fewer_than_half_of_the_controls_roll_the_classes():
     assert len(rolled) < len(CONTROLS) / 2, f"{len(rolled)} of {len(CONTROLS)} controls roll the classes"
 
 
-@pytest.mark.parametrize("key", sorted(CONTROLS), ids=lambda k: f"{k[0]}-{k[1]}")
 def test_part_is_contradicted_on_its_mutant_not_on_its_base(key, model_store, check_claim):
     claim_id, part = key
     model, replaced, checkpoint, mutation = CONTROLS[key]

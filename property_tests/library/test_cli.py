@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
 from model_props.cli import main
 
 
@@ -42,3 +47,52 @@ def test_bad_model_is_one_line_and_exit_2(capsys, model_store):
     assert main(["train", "--model", "nope", "--cache", str(model_store.settings.cache_dir)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("model-props: error: unknown --model 'nope'") and err.count("\n") == 1
+
+
+@pytest.fixture
+def tiny(tmp_path, fresh_cache) -> tuple[Path, Path]:
+    """(a recipes folder with the tests' tiny profile: a ViT and a ResNet reference, a cache without models)."""
+    folder = tmp_path / "recipes"
+    folder.mkdir()
+    (folder / "tiny.toml").write_text((Path(__file__).parent / "tiny.toml").read_text())
+    return folder, fresh_cache("cache")
+
+
+def test_train_says_how_long_it_will_take_before_it_trains_two_at_a_time(capsys, monkeypatch, tiny):
+    import model_props.execution as execution
+
+    class Started(Exception):
+        pass
+
+    def start(**kwargs):
+        raise Started  # the executor would start training now: what was said before is what a user reads first
+
+    monkeypatch.setattr(execution, "executor", start)
+    folder, cache = tiny
+    with pytest.raises(Started):
+        main(["train", "--profile", "tiny", f"--recipes={folder}", f"--cache={cache}", "--workers", "2"])
+    err = capsys.readouterr().err
+    said = (r"model-props: training 2 models, 2 at a time, about \d+ (s|min) on this machine: "
+            r"(\w+) \(final\), (\w+) \(final\)\n")  # fmt: skip
+    assert (match := re.fullmatch(said, err)) and {match[2], match[3]} == {"vit", "resnet"}, err
+
+
+def test_the_training_estimate_hands_each_run_to_the_first_free_worker(monkeypatch, tiny):
+    """Step times measured on all cores of 30 s (the ViT's whole run) and 20 s (the ResNet's): a worker with half
+    the cores takes twice as long, and a run trained to its warm-up checkpoint only its warm-up steps (4 of 16)."""
+    import model_props.session.pretraining as pretraining
+    from model_props.session.pretraining import estimated_seconds
+    from model_props.session.settings import Settings
+    from model_props.session.store import ModelStore
+    from model_props.training.profiles import RecipeSource
+
+    folder, cache = tiny
+    store = ModelStore(Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=cache))
+    measured = {"vit": 30.0, "resnet": 20.0}
+    monkeypatch.setattr(pretraining, "estimate_training_seconds", lambda r, data, device: (measured[r.name], 16))
+    vit, resnet = store.recipe("vit"), store.recipe("resnet")
+    final = {"vit": "final", "resnet": "final"}
+    assert estimated_seconds(store, [vit, resnet], final, workers=2) == 2 * 30.0
+    third = estimated_seconds(store, [vit, resnet, vit], final, workers=2)
+    assert third == 2 * (20.0 + 30.0)  # the third run goes to the worker that finished the ResNet
+    assert estimated_seconds(store, [vit, resnet], {"vit": "final", "resnet": "warmup"}, workers=1) == 30.0 + 20.0 / 4

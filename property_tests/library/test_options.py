@@ -48,9 +48,9 @@ def test_the_settings_defaults_are_the_declared_ones(tmp_path):
 
 @pytest.mark.parametrize("option", [o for o in OPTIONS if o.table and o.kind is not dict], ids=lambda o: o.name)
 def test_a_table_key_reaches_the_settings(tmp_path, option):
-    value = {"profile": "cpu", "device": "cpu", "models": ["vit"], "scope": "checkpoint", "inconclusive": "report"}.get(
-        option.name, SAMPLE[option.kind]
-    )
+    valid = {"profile": "cpu", "device": "cpu", "models": ["vit"], "scope": "checkpoint", "inconclusive": "report",
+             "live": "all"}  # fmt: skip
+    value = valid.get(option.name, SAMPLE[option.kind])
     settings = Settings.resolve({option.name: value}, tmp_path, {})
     attribute = {"cache": "cache_dir", "recipes_dir": "recipes"}.get(option.name, option.name)
     got = getattr(settings, attribute)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from model_props.claims import get_claim
 from model_props.claims.raghu2021_similarity import (
     RESNET_DEPTH,
     best_match,
@@ -22,6 +23,7 @@ from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.cross import CrossReport, PairReports
 from model_props.measurements.registry import measure
 from model_props.measures.cross_cka import CrossMinibatchCKA
+from model_props.session.live import needs_switch, not_live_claim
 from model_props.session.pairs import pair_reports, seed_control, untrained
 from model_props.zoo import build_model
 from model_props.zoo.pretrained import weights_sha256
@@ -124,6 +126,8 @@ def test_a_stand_in_replaces_the_other_model_only(model_store):
     stay the partner recipe's (the mutant test of claim 25 reads ViT against a mutated ViT-GAP)."""
     from model_props.testing.mutants import make_mutant
 
+    if missing := not_live_claim(model_store.settings, get_claim("raghu2021.cls-vs-gap-late-layers"), "vit"):
+        pytest.skip(needs_switch("the test", missing))
     vit = model_store.get("vit")
     stand_in = make_mutant(model_store.get("vit_gap"), "scrambled-mlps")
     own, swapped = (
@@ -182,10 +186,13 @@ def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inpro
     reference ResNet (the ViT's seed control and the untrained null stay), judged about these weights."""
     import json
 
-    from model_props.claims import get_claim
     from model_props.session.evidence import judge_claim
 
     claim = get_claim("raghu2021.vit-lower-like-resnet-mid")
+    settings = model_store.settings
+    comparator = [] if settings.trains_live("resnet_smooth") else ["resnet_smooth"]
+    if missing := [*comparator, *not_live_claim(settings, claim, "vit")]:
+        pytest.skip(needs_switch("the test", missing))
     inprocess.makepyfile(test_versus_claims="from model_props.suite.test_claims import *\n")
     inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", "--model",
                         "vit", "--claims-versus=resnet=resnet_smooth", "-k", "vit-lower-like")  # fmt: skip

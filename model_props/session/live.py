@@ -1,0 +1,48 @@
+"""What a session trains live, applied to what a claim part reads (:meth:`~.settings.Settings.trains_live`): by
+default the five references only; every variant and independent run too with ``--claims-live=all``. A reference's
+part that reads a model this session does not train is judged from the committed seed study alone."""
+
+from __future__ import annotations
+
+from ..claims.base import Claim, Part
+from .settings import Settings
+
+__all__ = ["SWITCH", "not_live", "not_live_claim", "not_live_report", "listed", "needs_switch"]
+
+SWITCH = "--claims-live=all"  # the run that trains every variant and independent run live
+
+
+def not_live_report(settings: Settings, name: str, kind: str) -> list[str]:
+    """What the ``kind`` report of ``name`` reads that this session does not train: ``name`` itself and, for a pair
+    kind (``cross@partner``), the independent runs of ``name`` and of the partner (:func:`~.pairs.pair_reports`)."""
+    _, _, partner = kind.partition("@")
+    missing = [] if settings.trains_live(name) else [name]
+    runs = (name, partner) if partner else ()
+    return missing + [f"the independent run of {n}" for n in runs if not settings.trains_live(n, independent_run=True)]
+
+
+def not_live(settings: Settings, part: Part, model: str) -> list[str]:
+    """What ``part``, evaluated on ``model``, reads that this session does not train: the reports of the models it
+    measures (its subject, else ``model``, and its ``versus``) and the partner whose accuracy it checks."""
+    found: dict[str, None] = {}
+    for name in (part.subject or model, part.versus):
+        if name:
+            found.update(dict.fromkeys(not_live_report(settings, name, part.reads)))
+    if part.partner and not settings.trains_live(part.partner):
+        found[part.partner] = None
+    return list(found)
+
+
+def not_live_claim(settings: Settings, claim: Claim, model: str) -> list[str]:
+    """What any part of ``claim``, evaluated on ``model``, reads that this session does not train."""
+    return list(dict.fromkeys(name for part in claim.parts for name in not_live(settings, part, model)))
+
+
+def needs_switch(what: str, missing: list[str]) -> str:
+    """Why ``what`` (a test that reads the runs ``missing``) is skipped in this session."""
+    return f"{what} reads {listed(missing)}, which this run does not train; it needs {SWITCH}"
+
+
+def listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
