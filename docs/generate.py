@@ -27,7 +27,8 @@ from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
-from model_props.verdicts.reproduction import FAMILY_LEVEL, held_out, load_discrepancies
+from model_props.verdicts.live_check import Check
+from model_props.verdicts.reproduction import FAMILY_LEVEL, claim_checks, family, held_out, load_discrepancies
 from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.stats import N_BOOT
 from model_props.verdicts.study import load_study
@@ -115,26 +116,70 @@ def confirmation() -> str:
             f"interval of seeds {list(study.set_seeds)}** (at least 90 % needed to write a study).")  # fmt: skip
 
 
+def _trials():
+    """The default run's reproduction (the references trained live) on each study seed, predicted from the others."""
+    study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
+    live = profile.references.__contains__
+    return [(name, seed, held_out(study, profile, name, i, snapshot, live))
+            for name in profile.references for i, seed in enumerate(study.seeds)]  # fmt: skip
+
+
 def reproduction() -> str:
     """The reproduction rule's calibration: each reference's study seeds in turn predicted from the others."""
     study, profile = _study(), load_profile("smoke")
-    trials = [held_out(study, profile, name, i) for name in profile.references for i in range(len(study.seeds))]
-    failed = [f"{t.model} seed {study.seeds[i % len(study.seeds)]}" for i, t in enumerate(trials) if t.failed]
-    checks = sorted(len(t.checks) for t in trials)
+    trials = _trials()
+    failed = [f"{name} seed {seed}" for name, seed, t in trials if t.failed]
+    singles = sorted(sum(isinstance(c, Check) for c in t.checks) for _, _, t in trials)
     nominal = FAMILY_LEVEL / len(profile.references)
-    return (f"Calibrated by leave-one-seed-out on the study, the live procedure on each study seed predicted from the "
-            f"other {len(study.seeds) - 1}: **{len(failed)} of {len(trials)} trials fail** "
-            f"({', '.join(failed) if failed else 'none'}); each trial checks {checks[0]}-{checks[-1]} estimates, at a "
+    return (f"Calibrated by leave-one-seed-out on the study, the live procedure (the default run's, the references "
+            f"trained live) on each study seed predicted from the other {len(study.seeds) - 1}: **{len(failed)} of "
+            f"{len(trials)} trials fail** ({', '.join(failed) if failed else 'none'}); each trial makes "
+            f"{singles[0]}-{singles[-1]} single checks of the statistics the verdicts read and one omnibus, at a "
             f"nominal {nominal:.0%} per reference, so about {nominal * len(trials):.2f} failures are expected.")  # fmt: skip
 
 
+def reproduction_power() -> str:
+    """Each live check's shift detected with 80 % power at its level (the first step of Holm's procedure: a lower
+    bound on its power), on the default run's families over all five study seeds."""
+    study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
+    rows, each = [], []
+    for name in profile.references:
+        statistics = family(study, profile, name, snapshot, profile.references.__contains__)
+        readers = {r[:2] for s in statistics for r in s.readers}
+        mean = {s.label: _mean(s.values) for s in statistics}
+        checks = {c.what: c for claim, model in readers for c in claim_checks(claim, model, {name: statistics}, mean, profile)}  # fmt: skip
+        by_sides = {n: [c for c in checks.values() if len(c.sides) == n] for n in (1, 2)}
+        level = next(iter(checks.values())).level
+        counts = ", ".join(f"{len(found)} {('one', 'two')[n - 1]}-sided" for n, found in by_sides.items() if found)
+        sds = ", ".join(f"{max(c.detectable_sds for c in found):.1f} {('one', 'two')[n - 1]}-sided"
+                        for n, found in by_sides.items() if found)  # fmt: skip
+        rows.append(f"| {name} | {counts} | {level:.2g} | {sds} |")
+        for c in sorted(checks.values(), key=lambda c: c.what):
+            shift = f"x{c.detectable():.3g}" if c.scale == "log" else f"{c.detectable():.3g}"
+            each.append(f"| {name} | {c.what} | {'/'.join(sorted(c.sides))} | {c.scale} | {shift} |")
+    return "\n".join(["| reference | single checks | level of each (Holm's first step) | 80 % power at a shift of "
+                      "(study SDs) |", "|---|---|---|---|", *rows, "", "<details><summary>Each check's shift, in its "
+                      "statistic's units (a factor on the log scale)</summary>", "",
+                      "| reference | statistic | rejects a live value on the side | scale | 80 % power at a shift of |",
+                      "|---|---|---|---|---|", *each, "", "</details>"])  # fmt: skip
+
+
+def _mean(values) -> float:
+    defined = [v for v in values if v is not None]
+    return statistics.mean(defined) if defined else float("nan")
+
+
 def discrepancies() -> str:
-    """The known discrepancies of the live weights (``fixtures/smoke-discrepancies.json``)."""
-    known = load_discrepancies("smoke")
+    """The known discrepancies of the live draws (``fixtures/smoke-discrepancies.json``)."""
+    known = load_discrepancies(load_profile("smoke"))
     if not known:
-        return "None: the live weights of every reference reproduce the study."
-    lines = ["| model | its live weights (sha256) | estimate outside the study's interval | why |", "|---|---|---|---|"]
-    lines += [f"| {k.model} | `{k.weights_sha256[:16]}` | {k.statistic} | {k.why} |" for k in known]
+        return "None recorded."
+    lines = [
+        "| model | live seed | recipe fingerprint | seen on | check that fails | why |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [f"| {k.model} | {k.seed} | `{k.recipe}` | {'; '.join(k.machines)} | {k.statistic} | {k.why} |"
+              for k in known]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -417,6 +462,28 @@ def readme_verdicts() -> str:
     return "\n".join(lines)
 
 
+def gpu() -> str:
+    """The On-a-GPU page's times, from the last ``python benchmarks/gpu.py`` (gpu.json); "not measured yet" without it."""
+    if not (ROOT / "benchmarks" / "results" / "gpu.json").is_file():
+        return "Not measured yet: no GPU has run `python benchmarks/gpu.py` on this tree (benchmarks/results/gpu.json)."
+    data = _result("gpu.json")
+    labels = {"cuda": "`pytest -m cuda`", "cold": "cold default `pytest --claims-device cuda`",
+              "checkpoint": "references trained on CUDA, then a new checkpoint of the smoke ViT",
+              "pretrained": f"224-px ViT-Tiny + ResNet-18 comparator, {data['pretrained_images']} images"}  # fmt: skip
+    rows = ["| run | wall time | outcome |", "|---|---|---|"]
+    for name, run in data["phases"].items():
+        outcome = run.get("timed_out") or run.get("summary") or f"exit {run.get('exit')}"
+        rows.append(f"| {labels.get(name, name)} | {run['wall_s']:.0f} s | {outcome} |")
+    new = data.get("new_checkpoint")
+    if new:
+        rows.append(f"| of which the new checkpoint's suite | {new['seconds']:.0f} s | {new['outcome']} |")
+    return (
+        f"On {data['device']} (torch {data['torch']}, CUDA {data['cuda']}, timm {data['timm']}, {data['cpu_count']} "
+        f"cores; TF32 in matmuls {data['tf32_matmul']}, in cuDNN convolutions {data['tf32_cudnn']}), all phases side "
+        f"by side within a deadline of {data['deadline_s']:.0f} s:\n\n" + "\n".join(rows)
+    )
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "run-times": run_times,
     "cold-phases": cold_phases,
@@ -429,6 +496,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "disagreements": disagreements,
     "confirmation": confirmation,
     "reproduction": reproduction,
+    "reproduction-power": reproduction_power,
     "discrepancies": discrepancies,
     "uncontrolled": uncontrolled,
     "readme-uncontrolled": readme_uncontrolled,
@@ -437,6 +505,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "extra-seeds": extra_seeds,
     "false-contradictions": false_contradictions,
     "pretrained-224": pretrained_224,
+    "gpu": gpu,
     "evidence": evidence,
     "claim-sections": claim_sections,
 }

@@ -142,7 +142,8 @@ def gate_check(model_store, request: pytest.FixtureRequest):
 
 @pytest.fixture
 def reproduction(model_store, model_name: str):
-    """This machine's live weights of reference ``model_name`` against the profile's seed study
+    """This machine's live weights of reference ``model_name``'s family (the recipes this session trains live)
+    against the profile's seed study, one-sided where a committed verdict would move
     (:func:`~model_props.session.reproduction.reproduction`); skips for a model the study does not cover."""
     from ..session.evidence import route_of
     from ..session.reproduction import reproduction as reproduce

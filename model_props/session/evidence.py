@@ -4,8 +4,10 @@ Which scope applies is :func:`~model_props.verdicts.scope.route`'s to say; this 
 reads and hands it to the pure judge (:func:`~model_props.verdicts.judge`):
 
 - ``study`` (a reference of a profile with a seed study): the study's per-seed estimates over every seed, with
-  the reviewed expectation snapshot's entry for the claim; this machine's live weights are judged at checkpoint
-  scope beside it (``live``: the figures, the numbers beside each verdict, the mutants' same-scope base).
+  the reviewed expectation snapshot's entry for the claim and the live checks of its parts (whether this session's
+  live seed would move a committed verdict: :func:`~.reproduction.live_checks`); this machine's live weights are
+  judged at checkpoint scope beside it (``live``: the figures, the numbers beside each verdict, the mutants'
+  same-scope base).
 - ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint; a compared reference's
   seeds from the study (two groups that share nothing: Welch).
 - ``checkpoint``: the reports of these weights and of the models a part compares them with.
@@ -18,6 +20,7 @@ pretrained model on the user's folder), or where it reads a training loss the us
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +34,10 @@ from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route, route
 from ..verdicts.snapshot import snapshot_name, update_command
 from .inputs import too_few
+from .live import SWITCH, listed, not_live
 from .pairs import pair_reports, sample_size
 from .pretrained import FolderData
+from .reproduction import live_checks
 from .store import ModelStore
 from .tested import ModelUnderTest
 
@@ -124,7 +129,20 @@ class _Live:
                     f"{len(folder.train)}")  # fmt: skip
         return None
 
+    def not_trained_here(self, part: Part) -> str | None:
+        """Where ``tested`` is judged from the seed study (a reference: this live judgement stands beside the study's
+        verdict), why a part that reads a model this session does not train (:func:`.live.not_live`) is skipped."""
+        if route_of(self.store, self.tested, stand_in=bool(self.substitutes)) != "study":
+            return None
+        missing = not_live(self.store.settings, part, self.tested.name)
+        if not missing:
+            return None
+        return (f"it reads {listed(missing)}, which this run does not train: the part is judged from the committed "
+                f"seed study; its live run needs {SWITCH}")  # fmt: skip
+
     def skip(self, part: Part) -> str | None:
+        if (reason := self.not_trained_here(part)) is not None:
+            return reason
         if (folder := self.store.folder(self.tested.dataset)) is not None:
             if (reason := self._folder_skip(part, folder)) is not None:
                 return f"{reason} ({self.tested.name} is measured on {folder.root})"
@@ -256,7 +274,10 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
     assert study is not None  # the study route is taken only where there is one
     study.check(claim, store.profile)
     architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
-    return _judged(Judgement(architecture, outcome, live.used))
+    judged = _judged(Judgement(architecture, outcome, live.used))
+    checks = live_checks(store, claim, tested.name)  # would this session's live seed move a committed verdict?
+    judged.outcome = dataclasses.replace(judged.outcome, live_checks=checks)
+    return judged
 
 
 def _judged(judgement: Judgement) -> Judgement:

@@ -1,23 +1,27 @@
-"""The live values of a reproduction: this session's own weights of every statistic the seed study holds of a
-reference's family (:func:`~model_props.verdicts.reproduction.family`), measured here and judged by
-:func:`~model_props.verdicts.reproduction.reproduce`."""
+"""The live values of the live checks: this session's own weights of every statistic the seed study holds of a
+reference's family (:func:`~model_props.verdicts.reproduction.family`, restricted to the recipes this session trains
+live), measured here and judged by :func:`~model_props.verdicts.reproduction.reproduce` (the reproduction test) and
+:func:`~model_props.verdicts.reproduction.claim_checks` (a reference's claim test, its own parts)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+from ..claims.base import Claim
 from ..errors import NotApplicable, StudyError
 from ..verdicts.evidence import point_value
-from ..verdicts.reproduction import Reproduction, family, load_discrepancies, reproduce
-from ..verdicts.study import regenerate
+from ..verdicts.fingerprint import recipe_fingerprint
+from ..verdicts.live_check import Check
+from ..verdicts.reproduction import Reproduction, StudyStatistic, claim_checks, family, load_discrepancies, reproduce
+from ..verdicts.study import SeedStudy, regenerate
+from .live import not_live_report
 from .store import ModelStore
 
-__all__ = ["reproduction"]
+__all__ = ["reproduction", "live_checks", "live_family"]
 
 
-def reproduction(store: ModelStore, reference: str) -> Reproduction:
-    """Every statistic of ``reference``'s family, measured on this session's live weights (the profile's live seed,
-    which the study does not hold), against the study's prediction intervals."""
+def _study(store: ModelStore) -> SeedStudy:
     study = store.study
     if study is None:
         raise StudyError(
@@ -27,12 +31,24 @@ def reproduction(store: ModelStore, reference: str) -> Reproduction:
         raise StudyError(f"this session trains with seed {store.train_seed}, one of the seed study's own seeds "
                          f"{list(study.seeds)}: a reproduction needs a draw the study does not hold (the profile's "
                          f"live seed is {store.profile.live_seed})")  # fmt: skip
-    statistics = family(study, store.profile, reference)
+    return study
+
+
+def live_family(store: ModelStore, reference: str, *, skip_stale: bool = False) -> list[StudyStatistic]:
+    """The statistics of ``reference``'s family among the recipes this session trains live, with the sides the
+    expectation snapshot's verdicts ask for; a statistic whose report reads a run this session does not train (a
+    pair report's independent runs, :func:`~.live.not_live_report`) is left out."""
+    settings = store.settings
+    found = family(_study(store), store.profile, reference, store.snapshot, settings.trains_live,
+                   skip_stale=skip_stale)  # fmt: skip
+    return [s for s in found if s.part is None or not not_live_report(settings, s.name, s.part.reads)]
+
+
+def _live_values(store: ModelStore, statistics: Sequence[StudyStatistic]) -> dict[str, float]:
+    """Each statistic on this session's live weights (NaN where the live model has nothing to read)."""
     live: dict[str, float] = {}
-    weights: set[tuple[str, str | None]] = set()
     for s in statistics:
         model = store.get(s.name, "warmup" if s.checkpoint == "warmup" else "final")
-        weights.add((s.name, model.checkpoint_sha256))
         if s.part is None:
             live[s.label] = model.metrics["test_accuracy"]
             continue
@@ -40,6 +56,26 @@ def reproduction(store: ModelStore, reference: str) -> Reproduction:
             live[s.label] = point_value(s.part, store.report_for(model, s.part.reads))
         except NotApplicable:  # the live model has nothing to read where the study's seeds had
             live[s.label] = math.nan
-    known = [k for k in load_discrepancies(store.profile.name, store.settings.recipes.user_dir)
-             if (k.model, k.weights_sha256) in weights]  # fmt: skip
-    return reproduce(reference, statistics, live, store.profile, known)
+    return live
+
+
+def reproduction(store: ModelStore, reference: str) -> Reproduction:
+    """Every statistic of ``reference``'s live family, measured on this session's live weights (the profile's live
+    seed, which the study does not hold), against the study; with the known discrepancies of this very draw (the
+    recipe's fingerprint and the training seed)."""
+    statistics = live_family(store, reference)
+    known = [k for k in load_discrepancies(store.profile, store.settings.recipes.user_dir)
+             if k.seed == store.train_seed and any(s.name == k.model for s in statistics)
+             and k.recipe == recipe_fingerprint(store.profile, k.model)]  # fmt: skip
+    return reproduce(reference, statistics, _live_values(store, statistics), store.profile, known)
+
+
+def live_checks(store: ModelStore, claim: Claim, model: str) -> tuple[Check, ...]:
+    """The live checks of ``claim``'s parts on reference ``model``: each model a part reads that this session trains
+    live, in the family of its own reference (another claim's stale study entry leaves that claim out here; the
+    reproduction test reports it)."""
+    owners = {store.profile.bases.get(n, n) for p in claim.parts for n in (p.subject or model, p.versus) if n}
+    families = {o: live_family(store, o, skip_stale=True) for o in sorted(owners) if o in store.profile.references}
+    read = [s for f in families.values() for s in f if any(r[:2] == (claim.id, model) for r in s.readers)]
+    live = {s.label: math.nan for f in families.values() for s in f} | _live_values(store, read)
+    return claim_checks(claim.id, model, families, live, store.profile)

@@ -1,9 +1,12 @@
-"""This machine reproduces the seed study: a reference's family (the reference and its variants), trained here with
-the profile's live seed (which no study holds), falls inside the study's prediction intervals on every estimate the
-claims read and on every accuracy (Holm within a reference, 5 % family-wise over the run's references); a live
-estimate undefined where the study's is defined fails. An estimate recorded as a known discrepancy of these very
-weights (``<profile>-discrepancies.json``) makes the test a strict expected failure, which any other estimate outside,
-or the known one back inside, turns into a failure."""
+"""This machine's live seed would move no committed verdict: a reference's family (the reference and the variants
+this session trains live), trained here with the profile's live seed (which no study holds), is checked against the
+seed study on every statistic a committed verdict reads, one-sided in the direction that would move the expectation
+snapshot's verdict of its part (both ways for an inconclusive one), each on its natural scale, with an omnibus over
+every statistic and accuracy of the family for broad shifts (Holm within a reference, 5 % family-wise over the
+run's references); a live estimate undefined where the study's is defined fails. A check recorded as a known
+discrepancy of this very draw (the recipe's fingerprint and the live seed, ``<profile>-discrepancies.json``) makes
+the test a strict expected failure, which any other failed check, or the known one passing, turns into a failure.
+Each reference's claim tests carry the checks of their own parts."""
 
 import pytest
 

@@ -10,7 +10,9 @@ weights; an interval over images or batches) or *architecture* (a recipe over k 
 
 What a test asserts (:meth:`ClaimOutcome.assert_expected`): with an :class:`Expected` (the reviewed expectation
 snapshot of a reference), every part's verdict must equal its entry; without one (a user's model), the claim must
-be supported. An inconclusive claim is its own outcome, never a pass.
+be supported. An inconclusive claim is its own outcome, never a pass. A reference's outcome also carries the live
+checks of its parts (:func:`~.reproduction.claim_checks`: would this run's live seed move a committed verdict?); one
+that fails raises :class:`LiveCheckFailed`, which no known failure's ``xfail(raises=ClaimContradicted)`` expects.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from typing import Any, Literal
 
 from ..claims.base import Claim, Part
 from .effects import minimum_detectable_effect, samples_to_settle, standardized_effect
+from .live_check import Check
 from .stats import Estimate, Scope, Verdict, contradiction_p, decide, effect_origin, holm, settle_point
 
 __all__ = [
-    "ClaimContradicted", "ClaimInconclusive", "ExpectationMismatch", "Expected", "PartVerdict", "PartOutcome",
+    "ClaimContradicted", "ClaimInconclusive", "ExpectationMismatch", "LiveCheckFailed", "Expected", "PartVerdict", "PartOutcome",
     "ClaimOutcome", "Inconclusive", "TestOutcome", "combine", "measured",
 ]  # fmt: skip
 
@@ -47,6 +50,12 @@ class ClaimContradicted(AssertionError):
 class ExpectationMismatch(AssertionError):
     """A claim test where a part's verdict differs from its entry in the reviewed expectation snapshot: the evidence
     no longer says what was expected. Changing the snapshot is an explicit, reviewed step (its update command)."""
+
+
+class LiveCheckFailed(AssertionError):
+    """A reference's claim test whose live seed would move a committed verdict: a live check of one of its parts
+    fails (:func:`~.reproduction.claim_checks`). Not a :class:`ClaimContradicted`, so that a known failure's strict
+    xfail does not swallow it."""
 
 
 class ClaimInconclusive(AssertionError):
@@ -170,6 +179,7 @@ class ClaimOutcome:
     parts: tuple[PartOutcome, ...]
     seeds: tuple[int, ...] | None = None  # architecture scope: the training seeds
     expected: Expected | None = None  # the snapshot's verdict per part (a reference), None for a user's model
+    live_checks: tuple[Check, ...] = ()  # a reference's: its parts' live estimates against the study
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -207,8 +217,9 @@ class ClaimOutcome:
         """What a claim test asserts, and what it found when it raises nothing.
 
         With an expectation, every part must have its snapshot verdict, else :class:`ExpectationMismatch` names
-        each differing part, both verdicts, its estimate and interval, and the update command. When every part
-        matches, a contradicted claim raises :class:`ClaimContradicted` (what a known failure's strict
+        each differing part, both verdicts, its estimate and interval, and the update command; a failed live check
+        then raises :class:`LiveCheckFailed` naming it. When every part matches and no live check fails, a
+        contradicted claim raises :class:`ClaimContradicted` (what a known failure's strict
         ``xfail(raises=ClaimContradicted)`` expects), an inconclusive one is ``"inconclusive"`` and a supported
         one ``"passed"``. Without an expectation the claim must be supported: contradicted raises
         :class:`ClaimContradicted`, inconclusive raises :class:`ClaimInconclusive` unless ``inconclusive`` is
@@ -223,6 +234,11 @@ class ClaimOutcome:
                     f"{self.claim.id} on {self.model}: {len(differ)} part(s) differ from the expectation snapshot "
                     f"{self.expected.source}:\n" + "\n".join(lines) + f"\nIf the change is intended, rewrite the "
                     f"snapshot from the current study and review its diff: {self.expected.update}\n{self.message()}"
+                )
+            if failed := [c for c in self.live_checks if c.failed]:
+                raise LiveCheckFailed(
+                    f"{self.claim.id} on {self.model}: the live seed would move a committed verdict, {len(failed)} "
+                    f"live check(s) fail:\n" + "\n".join(c.describe() for c in failed) + f"\n{self.message()}"
                 )
         elif self.verdict == "inconclusive" and inconclusive == "fail":
             raise ClaimInconclusive(
@@ -239,7 +255,8 @@ class ClaimOutcome:
             f"claim: {self.claim.statement}",
             f"units: {self.claim.units}",
         ]
-        return "\n".join(lines + [p.describe() for p in self.parts])
+        live = [f"live check: {c.describe()}" for c in self.live_checks]
+        return "\n".join(lines + [p.describe() for p in self.parts] + live)
 
 
 def measured(part: Part, estimate: Estimate, *, paired: bool | None = None, seeds=None,

@@ -1,59 +1,78 @@
-"""Does this machine's training reproduce the seed study? A live run trains every recipe with the profile's live
-seed, which no study contains: one fresh draw from each recipe. Each statistic the study holds of a reference's
-family (the reference and the variants that extend it), and each one's test accuracy at every checkpoint the study
-records, should fall inside the study's 95 % prediction interval for a new seed over all its seeds
-(mean +- t s sqrt(1 + 1/k)). A statistic read by several claims (ViT's APE) is checked once.
+"""Would this run's evidence move a committed verdict? A live run trains every recipe it judges live
+(``Settings.trains_live``: the references by default) with the profile's live seed, which no study holds: one fresh
+draw of each recipe. Each statistic a committed verdict reads (a claim part's, one per model the part reads) is
+checked against the study's predictive distribution for a new seed (:mod:`.live_check`: its natural scale, its
+k - 1 degrees of freedom), **one-sided in the direction that would move the snapshot's verdict** of that part:
 
-A run checks every reference, so the 5 % family-wise error is the whole run's: each of the n references gets
-5 % / n (Bonferroni), and Holm's procedure over its family keeps it there; a reference fails only when some
-estimate is out of line with the study beyond chance. A live value that is undefined where every study seed's is
-defined fails outright (p = 0): the live model does not have what the study measured. The rule is calibrated by
-:func:`held_out`: each study seed in turn predicted from the others, the same procedure as the live one.
+- the claimed side of a model's values: a part ``greater`` claims high values of its subject (the model under
+  test, or ``Part.subject``) and low ones of its ``versus`` (the statistic is subject - versus); ``less`` the
+  reverse; ``within`` (equivalence, |subject - versus| < margin) claims neither, and is checked on both sides;
+- a part the snapshot expects ``supported`` is checked on the side against the claim, ``contradicted`` on the side
+  towards it (a live value further in the contradicted direction moves nothing), ``inconclusive`` (or without an
+  entry) on both sides; a ``skipped`` part is not checked. A statistic several parts read is checked once, on the
+  union of their sides.
+
+An **omnibus** (:class:`~.live_check.Omnibus`) over every statistic of the family (those no verdict reads and the
+test accuracies included, which are not checked singly) sees broad shifts that no single check does. A run checks
+every reference it trains live, so the 5 % family-wise level is the run's: each of the n references gets 5 % / n
+(Bonferroni), and Holm's procedure over its single checks and its omnibus keeps it there. A live value that is
+undefined where every study seed's is defined fails its check (p = 0). A statistic constant over the study's seeds
+has no spread to predict from, and is not checked. The rule is calibrated by :func:`held_out`: each study seed in
+turn predicted from the others, the same procedure as the live one.
+
+Each reference's claim tests carry the checks of their own parts (:func:`claim_checks`), each at the Bonferroni
+share of its reference's family (Holm's first step): a check that fails there also fails the reproduction test.
 
 A **known discrepancy** (``<profile>-discrepancies.json``, written by hand and reviewed like the expectation
-snapshot) records one estimate of one set of live weights (the recipe and its weights' sha256) that is known to
-lie outside its interval, with the evidence. It applies only to those very weights: another machine's training
-gives other weights, which are checked as usual. A reproduction whose estimates outside are exactly the known
-discrepancies raises :class:`ReproductionDiscrepancy`, which its test expects as a strict ``xfail(raises=...)``;
-one more estimate outside, or a known one back inside, fails the test.
+snapshot) records one estimate of one draw known to fail its check: keyed by what determines the draw, the
+recipe's fingerprint (:func:`~.fingerprint.recipe_fingerprint`) and the live seed, with the machines it was seen on.
+At most one record per reference, naming a statistic of its own model. A reproduction whose failed checks are
+exactly the known discrepancies raises :class:`ReproductionDiscrepancy`, which its test expects as a strict
+``xfail(raises=...)``; one more check failed, or a known one passing, fails the test.
 
 Pure: the session computes the live values (:func:`family` says which) and hands them to :func:`reproduce`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..claims import list_claims
 from ..claims.base import Part
+from ..errors import StudyError
 from ..training.profiles import Profile
-from .prediction import prediction_interval, prediction_p
-from .stats import holm
+from .live_check import Check, Decided, Omnibus, Predictive, Side, holm_decided, on_scale, scale_of
+from .snapshot import Snapshot
 from .study import SeedStudy, read_fixture
 
-__all__ = ["FAMILY_LEVEL", "StudyStatistic", "Check", "KnownDiscrepancy", "ReproductionDiscrepancy", "Reproduction",
-           "family", "run_level", "reproduce", "held_out", "discrepancies_name", "load_discrepancies"]  # fmt: skip
+__all__ = ["FAMILY_LEVEL", "StudyStatistic", "KnownDiscrepancy", "ReproductionDiscrepancy", "Reproduction", "family",
+           "run_level", "reproduce", "claim_checks", "held_out", "discrepancies_name", "load_discrepancies"]  # fmt: skip
 
 FAMILY_LEVEL = 0.05
-DISCREPANCY_SCHEMA = 1
+DISCREPANCY_SCHEMA = 2  # 2: keyed by the recipe's fingerprint and the live seed, with the machines seen on
+BOTH: frozenset[Side] = frozenset({"lower", "upper"})
 
 
 class ReproductionDiscrepancy(AssertionError):
-    """A reproduction whose only estimates outside the study's prediction intervals are the known discrepancies of
-    these very weights: the one failure its test's strict ``xfail(raises=...)`` expects."""
+    """A reproduction whose only failed checks are the known discrepancies of this draw: the one failure its test's
+    strict ``xfail(raises=...)`` expects."""
 
 
 @dataclass(frozen=True)
 class KnownDiscrepancy:
-    """A reviewed record that estimate ``statistic`` (a :class:`Check`'s ``what``) of the live weights of recipe
-    ``model`` whose sha256 is ``weights_sha256`` lies outside the study's prediction interval, and ``why``."""
+    """A reviewed record that check ``statistic`` of recipe ``model``'s draw (its fingerprint ``recipe``, training
+    seed ``seed``) fails, seen on ``machines``, and ``why``; ``still_needed``: checked to fail under the current rule."""
 
     model: str
-    weights_sha256: str
+    recipe: str
+    seed: int
     statistic: str
+    machines: tuple[str, ...]
+    still_needed: bool
     why: str
 
 
@@ -61,118 +80,144 @@ def discrepancies_name(profile: str) -> str:
     return f"{profile}-discrepancies.json"
 
 
-def load_discrepancies(profile: str, user_dir: Path | None = None) -> tuple[KnownDiscrepancy, ...]:
-    """The profile's known discrepancies (none where it has no file), the user's recipes folder first."""
-    name = discrepancies_name(profile)
+def load_discrepancies(profile: Profile, user_dir: Path | None = None) -> tuple[KnownDiscrepancy, ...]:
+    """The profile's known discrepancies (none where it has no file), the user's recipes folder first; a record no
+    longer needed, or a second record of one reference, raises :class:`~model_props.errors.StudyError`."""
+    name = discrepancies_name(profile.name)
     read = read_fixture(name, user_dir, DISCREPANCY_SCHEMA, f"rewrite {name} in schema {DISCREPANCY_SCHEMA}")
     if read is None:
         return ()
-    return tuple(KnownDiscrepancy(d["model"], d["weights_sha256"], d["statistic"], d["why"]) for d in read[0]["known"])
+    known = tuple(KnownDiscrepancy(d["model"], d["recipe"], d["seed"], d["statistic"], tuple(d["machines"]),
+                                   d["still_needed"], d["why"]) for d in read[0]["known"])  # fmt: skip
+    for k in known:
+        if not k.still_needed:
+            raise StudyError(f"{read[1]}: the record of {k.model} ({k.statistic}) is no longer needed; remove it")
+    references = [profile.bases.get(k.model, k.model) for k in known]
+    if twice := sorted({r for r in references if references.count(r) > 1}):
+        raise StudyError(f"{read[1]}: more than one known discrepancy of reference {', '.join(twice)} (one at most)")
+    return known
 
 
 @dataclass(frozen=True)
 class StudyStatistic:
     """One statistic the study holds of recipe ``name``: a claim part's (``part``) or its test accuracy (``part``
-    None) at ``checkpoint``, with its per-seed values."""
+    None) at ``checkpoint``, with its per-seed values; ``sides``: where a live value would move a verdict (empty:
+    the omnibus only); ``readers``: the (claim, reference, part) verdicts that read it."""
 
     label: str
     name: str
     checkpoint: str
     values: tuple[float | None, ...]
     part: Part | None = None
-
-
-@dataclass(frozen=True)
-class Check:
-    what: str
-    value: float
-    interval: tuple[float, float]  # the study's 95 % prediction interval
-    p: float
-    failed: bool = False
-
-    def describe(self) -> str:
-        low, high = self.interval
-        if math.isnan(self.value):
-            return f"{self.what}: UNDEFINED where every study seed's is defined ([{low:.4g}, {high:.4g}])"
-        mark = "OUTSIDE" if self.failed else "inside"
-        return f"{self.what}: {self.value:.4g} {mark} [{low:.4g}, {high:.4g}] (p = {self.p:.3g})"
+    sides: frozenset[Side] = frozenset()
+    readers: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Reproduction:
     model: str
-    checks: tuple[Check, ...]
+    checks: tuple[Decided, ...]  # the single checks and the omnibus, decided by Holm's procedure
     level: float  # this reference's share of the run's family-wise level
-    known: tuple[KnownDiscrepancy, ...] = ()  # those recorded for the weights checked here
+    known: tuple[KnownDiscrepancy, ...] = ()  # those recorded for the draw checked here
 
     @property
-    def failed(self) -> list[Check]:
+    def failed(self) -> list[Decided]:
         return [c for c in self.checks if c.failed]
 
     def assert_reproduced(self) -> None:
-        """Pass when no estimate is outside; raise :class:`ReproductionDiscrepancy` when exactly the known ones are,
-        else AssertionError naming what is outside unexpectedly and what known discrepancy is back inside."""
+        """Pass when no check fails; raise :class:`ReproductionDiscrepancy` when exactly the known ones do, else
+        AssertionError naming what fails unexpectedly and what known discrepancy passes."""
         outside = {c.what for c in self.failed}
         known = {k.statistic for k in self.known}
         if outside == known == set():
             return
         lines = [self.message()]
         lines += [f"NOT a known discrepancy: {what}" for what in sorted(outside - known)]
-        lines += [f"a known discrepancy is no longer outside, remove it from the discrepancies file: {what}"
+        lines += [f"a known discrepancy no longer fails, remove it from the discrepancies file: {what}"
                   for what in sorted(known - outside)]  # fmt: skip
         if outside != known:
             raise AssertionError("\n".join(lines))
-        lines += [f"known discrepancy of {k.model} (weights {k.weights_sha256[:16]}): {k.why}" for k in self.known]
+        lines += [f"known discrepancy of {k.model} (seed {k.seed}, seen on {'; '.join(k.machines)}): {k.why}"
+                  for k in self.known]  # fmt: skip
         raise ReproductionDiscrepancy("\n".join(lines))
 
     def message(self) -> str:
-        head = (f"{self.model}: {len(self.failed)} of {len(self.checks)} estimates outside the seed study's prediction "
-                f"intervals after Holm's correction (family-wise {self.level:.2%}: {FAMILY_LEVEL:.0%} for the "
-                "run's references together)")  # fmt: skip
+        head = (f"{self.model}: {len(self.failed)} of {len(self.checks)} checks fail against the seed study after "
+                f"Holm's correction (family-wise {self.level:.2%}: {FAMILY_LEVEL:.0%} for the run's references "
+                "together)")  # fmt: skip
         return "\n".join([head, *(c.describe() for c in sorted(self.checks, key=lambda c: c.p))])
 
 
-def family(study: SeedStudy, profile: Profile, reference: str) -> list[StudyStatistic]:
-    """Every distinct statistic the study holds of ``reference``'s family (module docstring), each once. A stale
-    entry raises :class:`~model_props.errors.StudyError` with the fix."""
-    members = [n for n in study.recipes if profile.bases.get(n, n) == reference]
-    found = [
-        StudyStatistic(f"test accuracy of {name} ({checkpoint})", name, checkpoint, tuple(metrics["test_accuracy"]))
+def _claimed(part: Part, name: str) -> Side | None:
+    """The side of model ``name``'s values that the part claims (None: an equivalence claims neither)."""
+    if part.direction == "within":
+        return None
+    side: Side = "upper" if part.direction == "greater" else "lower"
+    return ("lower" if side == "upper" else "upper") if name == part.versus else side
+
+
+def _sides(part: Part, name: str, expected: str | None) -> frozenset[Side]:
+    """Where a live value of model ``name`` would move the verdict ``expected`` (module docstring)."""
+    claimed = _claimed(part, name)
+    if expected == "skipped":
+        return frozenset()
+    if claimed is None or expected not in ("supported", "contradicted"):
+        return BOTH
+    return frozenset({claimed}) if expected == "contradicted" else BOTH - {claimed}
+
+
+def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapshot | None = None,
+           live: Callable[[str], bool] | None = None, *, skip_stale: bool = False) -> list[StudyStatistic]:  # fmt: skip
+    """Every distinct statistic the study holds of ``reference``'s family (the reference and its variants that
+    ``live`` says are trained live; all of them without it), each once, with the sides the ``snapshot``'s verdicts
+    ask for (both sides for every reading part without one). A stale entry raises
+    :class:`~model_props.errors.StudyError` with the fix, or is left out with ``skip_stale``."""
+    members = [n for n in study.recipes if profile.bases.get(n, n) == reference and (live is None or live(n))]
+    found: dict[tuple, StudyStatistic] = {
+        (name, checkpoint): StudyStatistic(
+            f"test accuracy of {name} ({checkpoint})", name, checkpoint, tuple(metrics["test_accuracy"])
+        )  # fmt: skip
         for name in members
         for checkpoint, metrics in study.recipes[name]["checkpoints"].items()
-    ]
-    seen: set[tuple[str, str, str, tuple[float | None, ...]]] = set()
+    }
     for claim in list_claims():
-        if claim.id not in study.claims:
+        if claim.id not in study.claims or (skip_stale and study.stale(claim, profile)):
             continue
         study.check(claim, profile)
         for part in claim.parts:
-            for name, values in study.claims[claim.id]["parts"].get(part.name, {}).get("values", {}).items():
+            record = study.claims[claim.id]["parts"].get(part.name, {})
+            for name, values in record.get("values", {}).items():
+                if name not in members:
+                    continue
                 key = (name, part.reads, part.checkpoint, tuple(values))
-                if name in members and key not in seen:
-                    seen.add(key)
-                    label = f"{claim.id} [{part.name}] {part.statistic_name} of {name}"
-                    found.append(StudyStatistic(label, name, part.checkpoint, tuple(values), part))
-    return found
+                s = found.setdefault(key, StudyStatistic(f"{claim.id} [{part.name}] {part.statistic_name} of {name}",
+                                                         name, part.checkpoint, tuple(values), part))  # fmt: skip
+                for model in study.evaluated_on(claim):
+                    if name not in (part.subject or model, part.versus) or model in record.get("not_applicable", {}):
+                        continue
+                    expected = snapshot.expected(claim, model) if snapshot is not None else None
+                    sides = _sides(part, name, expected.parts.get(part.name) if expected is not None else None)
+                    if sides:
+                        s = dataclasses.replace(s, sides=s.sides | sides,
+                                                readers=(*s.readers, (claim.id, model, part.name)))  # fmt: skip
+                found[key] = s
+    return list(found.values())
 
 
-def _check(what: str, values: Sequence[float | None], value: float) -> Check | None:
-    """None where there is nothing to predict from: fewer than two defined study values, or a statistic that is the
-    same on every seed (its prediction interval is a point, which says nothing about a new draw's spread). An
-    undefined live value fails where every study value is defined (p = 0), and is no check where some are not."""
-    defined = [v for v in values if v is not None and not math.isnan(v)]
-    if len(defined) < 2 or len(set(defined)) == 1:
+def _predictive(s: StudyStatistic, value: float) -> Predictive | None:
+    """None where there is nothing to predict from: fewer than two defined study values, the same value on every
+    seed, or an undefined live value where some study value is undefined too."""
+    defined = [v for v in s.values if v is not None and not math.isnan(v)]
+    if len(defined) < 2 or len(set(defined)) == 1 or (math.isnan(value) and len(defined) < len(s.values)):
         return None
-    if math.isnan(value):
-        return Check(what, value, prediction_interval(defined), 0.0) if len(defined) == len(values) else None
-    return Check(what, value, prediction_interval(defined), prediction_p(defined, value))
+    if scale_of(s.part) == "log" and min(defined) <= 0:
+        raise StudyError(f"{s.label} is on the log scale and a study seed's value is {min(defined):g}")
+    return Predictive.of(defined, scale_of(s.part))
 
 
-def _holm(name: str, checks: list[Check], level: float, known: Sequence[KnownDiscrepancy] = ()) -> Reproduction:
-    rejected = holm([c.p for c in checks], level)
-    return Reproduction(
-        name, tuple(Check(c.what, c.value, c.interval, c.p, r) for c, r in zip(checks, rejected)), level, tuple(known)
-    )
+def _single(s: StudyStatistic, value: float) -> Check | None:
+    predictive = _predictive(s, value)
+    return None if predictive is None or not s.sides else Check(s.label, value, s.sides, scale_of(s.part), predictive)
 
 
 def run_level(profile: Profile) -> float:
@@ -183,19 +228,46 @@ def run_level(profile: Profile) -> float:
 def reproduce(reference: str, statistics: Sequence[StudyStatistic], live: Mapping[str, float],
               profile: Profile, known: Sequence[KnownDiscrepancy] = ()) -> Reproduction:  # fmt: skip
     """The reproduction of ``reference``: each statistic of its family (by label) against its ``live`` value (NaN
-    where the live model's is undefined), Holm at the reference's share of the run's level; ``known``: the known
-    discrepancies of the live weights checked (module docstring)."""
-    checks = [c for s in statistics if (c := _check(s.label, s.values, live[s.label])) is not None]
-    return _holm(reference, checks, run_level(profile), known)
+    where the live model's is undefined), single checks and the omnibus under Holm's procedure at the reference's
+    share of the run's level; ``known``: the known discrepancies of the draw checked (module docstring)."""
+    by_label = {s.label: s for s in statistics}
+    for k in known:
+        if (s := by_label.get(k.statistic)) is None or s.name != k.model:
+            whose = "no statistic of its family" if s is None else f"a statistic of {s.name}, not of {k.model}"
+            raise StudyError(f"the known discrepancy of {k.model} names {k.statistic!r}: {whose}")
+    checks: list[Decided] = [c for s in statistics if (c := _single(s, live[s.label])) is not None]
+    deviations = [(p.z(on_scale(live[s.label], scale_of(s.part))), p.df) for s in statistics
+                  if not math.isnan(live[s.label]) and (p := _predictive(s, live[s.label])) is not None]  # fmt: skip
+    if deviations:
+        checks.append(Omnibus.of(f"omnibus of {reference}'s family", deviations))
+    return Reproduction(reference, holm_decided(checks, run_level(profile)), run_level(profile), tuple(known))
 
 
-def held_out(study: SeedStudy, profile: Profile, reference: str, seed_index: int) -> Reproduction:
+def _family_size(statistics: Sequence[StudyStatistic]) -> int:
+    """The checks a reproduction of these statistics can make: every single check, and the omnibus."""
+    return sum(1 for s in statistics if _single(s, 0.0) is not None) + 1
+
+
+def claim_checks(claim: str, model: str, families: Mapping[str, Sequence[StudyStatistic]],
+                 live: Mapping[str, float], profile: Profile) -> tuple[Check, ...]:  # fmt: skip
+    """The checks of the statistics that ``claim``'s verdicts on reference ``model`` read, from the ``families``
+    (reference -> :func:`family`) that hold them, each at its family's Bonferroni share (Holm's first step)."""
+    found = []
+    for statistics in families.values():
+        level = run_level(profile) / _family_size(statistics)
+        for s in statistics:
+            if any(r[:2] == (claim, model) for r in s.readers) and (c := _single(s, live[s.label])) is not None:
+                found.append(dataclasses.replace(c, level=level, failed=c.p <= level))
+    return tuple(found)
+
+
+def held_out(study: SeedStudy, profile: Profile, reference: str, seed_index: int, snapshot: Snapshot | None = None,
+             live: Callable[[str], bool] | None = None) -> Reproduction:  # fmt: skip
     """The reproduction rule applied to one of the study's own seeds, predicted from the others: how often it fails
     a draw that reproduces the recipe by construction (its false-alarm rate, with k - 1 seeds)."""
-    checks = []
-    for s in family(study, profile, reference):
-        rest = s.values[:seed_index] + s.values[seed_index + 1 :]
+    rest, values = [], {}
+    for s in family(study, profile, reference, snapshot, live):
         value = s.values[seed_index]
-        found = _check(s.label, rest, math.nan if value is None else value)
-        checks += [found] if found else []
-    return _holm(reference, checks, run_level(profile))
+        rest.append(dataclasses.replace(s, values=s.values[:seed_index] + s.values[seed_index + 1 :]))
+        values[s.label] = math.nan if value is None else value
+    return reproduce(reference, rest, values, profile)
