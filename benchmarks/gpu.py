@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,11 +150,17 @@ def run_all(todo: list[Phase], deadline: float) -> None:
 def record(phase: Phase, seconds: float, late: bool) -> None:
     assert phase.proc is not None
     counts = pytest_counts(phase.log.read_text(errors="replace"))
-    phase.result = {"wall_s": round(seconds, 1), "exit": phase.proc.returncode, **counts, "log": str(phase.log)}
+    code = phase.proc.returncode
+    phase.result = {"wall_s": round(seconds, 1), "exit": code, **counts, "log": str(phase.log)}
+    total = counts["collected"] if counts["collected"] is not None else "?"
     if late:
-        total = counts["collected"] if counts["collected"] is not None else "?"
         phase.result["timed_out"] = f"timed out after {seconds:.0f} s, {counts['done']} of {total} tests done"
-    print(f"[{phase.name}] {phase.result.get('timed_out') or counts['summary']} ({seconds:.1f} s, exit "
+    elif code < 0:  # killed by a signal (an abort in a native library): pytest wrote no summary
+        phase.result["summary"] = (f"{signal.Signals(-code).name} after {seconds:.0f} s, {counts['done']} of {total} "
+                                   f"tests done ({', '.join(f'{n} {o}' for o, n in counts['outcomes'].items())})")  # fmt: skip
+    elif code not in (0, 1):  # a usage error or an interrupted session: the summary line does not say so
+        phase.result["summary"] = f"exit {code}: {counts['summary'] or 'no tests ran'}"
+    print(f"[{phase.name}] {phase.result.get('timed_out') or phase.result['summary']} ({seconds:.1f} s, exit "
           f"{phase.proc.returncode})", flush=True)  # fmt: skip
 
 
@@ -188,6 +195,7 @@ def main() -> int:
         _phase_args(args.phase[0], Path(args.phase[1]))
         return 0
     import torch
+    from run_times import commit
 
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU (nothing written)")
@@ -199,7 +207,8 @@ def main() -> int:
         run_all(todo, args.deadline)
         checkpoint = Path(tmp) / "checkpoint" / "new_checkpoint.json"
         new = json.loads(checkpoint.read_text()) if checkpoint.is_file() else None
-    result = {**environment(), "deadline_s": args.deadline, "pretrained_images": IMAGES, "wall_s": round(time.perf_counter() - start, 1),
+    result = {**environment(), "commit": commit(),
+              "date": date.today().isoformat(), "deadline_s": args.deadline, "pretrained_images": IMAGES, "wall_s": round(time.perf_counter() - start, 1),
               "phases": {ph.name: ph.result for ph in todo}, "new_checkpoint": new}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

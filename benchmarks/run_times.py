@@ -37,7 +37,10 @@ WHAT = ("cold", "warm", "cold-all", "train", "parallel", "remeasure", "startup",
 
 def commit() -> str:
     """The commit the timed tree is at ("+dirty" with uncommitted changes): a partial rerun keeps older entries,
-    and the README must not quote a number as this tree's that was measured on another."""
+    and the README must not quote a number as this tree's that was measured on another. A copy of the tree without
+    its history (a lent GPU machine's) names its commit in ``$MODEL_PROPS_COMMIT``."""
+    if os.environ.get("MODEL_PROPS_COMMIT"):
+        return os.environ["MODEL_PROPS_COMMIT"]
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")

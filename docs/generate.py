@@ -478,7 +478,8 @@ def gpu() -> str:
     if new:
         rows.append(f"| of which the new checkpoint's suite | {new['seconds']:.0f} s | {new['outcome']} |")
     return (
-        f"On {data['device']} (torch {data['torch']}, CUDA {data['cuda']}, timm {data['timm']}, {data['cpu_count']} "
+        f"At commit `{data.get('commit', 'unknown')}` on {data.get('date', 'an unrecorded date')}, on {data['device']} "
+        f"(torch {data['torch']}, CUDA {data['cuda']}, timm {data['timm']}, {data['cpu_count']} "
         f"cores; TF32 in matmuls {data['tf32_matmul']}, in cuDNN convolutions {data['tf32_cudnn']}), all phases side "
         f"by side within a deadline of {data['deadline_s']:.0f} s:\n\n" + "\n".join(rows)
     )

@@ -12,9 +12,18 @@ same inputs; what may differ is float32 rounding (summation order of the kernels
 - Hessian eigenvalues: within ``EIGEN_RTOL`` of the batch's largest magnitude (Lanczos stops at a relative
   residual of ``hessian_tol``, 1e-3, with float32 products), the products counted within ``HVP_SLACK``;
 - integers and strings: equal. Wall-clock seconds are not compared.
+
+The spectrum kind runs in a child process (:func:`in_child`): on an H200 (torch 2.11, cuDNN 9.19) the ResNet's
+training-loss Hessian aborted the process in its first backward pass (docs/gpu.md, known CUDA limits), and a native
+abort must fail its own test, not end the session.
 """
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -39,6 +48,8 @@ HVP_SLACK = 2
 PGD_COLUMN = 2  # AttackReport.correct: clean, FGSM, PGD per eps
 NOT_COMPARED = {"seconds"}
 PAIRS = {"vit": "resnet", "resnet": "vit"}
+CHILD = "MODEL_PROPS_CUDA_CHILD"  # set in the child process that runs one isolated case
+ISOLATED = {"spectrum"}  # kinds measured in a child process (module docstring)
 CASES = [("vit", kind) for kind in REPORT_KINDS] + [("resnet", k) for k in ("units", "fit", "lesion", "spectrum")]
 
 
@@ -66,8 +77,23 @@ def agree(key: str, cpu: np.ndarray, cuda: np.ndarray, kind: str) -> None:
         assert np.array_equal(cpu, cuda), f"{key}: {cuda} on CUDA, {cpu} on the CPU"
 
 
+def in_child(request: pytest.FixtureRequest, tmp_path) -> None:
+    """Run this test again in a child pytest and fail with its output when it fails or is killed by a signal."""
+    command = [sys.executable, "-m", "pytest", request.node.nodeid, "-q", "-p", "no:cacheprovider",
+               f"--alluredir={tmp_path / 'allure'}"]  # fmt: skip
+    proc = subprocess.run(command, cwd=request.config.rootpath, env={**os.environ, CHILD: "1"}, capture_output=True,
+                          text=True)  # fmt: skip
+    if proc.returncode != 0:
+        how = f"killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0 else f"exit {proc.returncode}"
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        pytest.fail(f"in a child process: {how}\n{tail}", pytrace=False)
+
+
 @pytest.mark.parametrize(("model", "kind"), CASES, ids=[f"{m}-{k}" for m, k in CASES])
-def test_a_kind_measured_on_cuda_agrees_with_the_cpu(tiny, dataset, model, kind):
+def test_a_kind_measured_on_cuda_agrees_with_the_cpu(tiny, dataset, model, kind, request, tmp_path):
+    if kind in ISOLATED and not os.environ.get(CHILD):
+        in_child(request, tmp_path)
+        return
     inp = tiny_input(tiny, model, dataset)
     other = tiny_input(tiny, PAIRS[model], dataset) if REPORT_KINDS[kind].pair else None
     settings = tiny.measurement
