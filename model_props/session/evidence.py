@@ -274,7 +274,8 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
     assert study is not None  # the study route is taken only where there is one
     study.check(claim, store.profile)
     architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
-    judged = _judged(Judgement(architecture, outcome, live.used))
+    unmeasured = all(p.verdict == "skipped" for p in outcome.parts)  # every part reads a run not trained here
+    judged = _judged(Judgement(architecture, None if unmeasured else outcome, live.used))
     checks = live_checks(store, claim, tested.name)  # would this session's live seed move a committed verdict?
     judged.outcome = dataclasses.replace(judged.outcome, live_checks=checks)
     return judged

@@ -4,6 +4,7 @@ study; ``--claims-live=all`` trains every variant and independent run too."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -15,32 +16,38 @@ REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]
 SUITE = "from model_props.suite.test_claims import *\nfrom model_props.suite.test_reproduction import *\n"
 
 
-def training_list(inprocess: pytest.Pytester, monkeypatch, cache, *options: str) -> list[tuple[str, int]]:
-    """The runs (name, seed) that the session of the packaged suite trains ahead on the empty model cache ``cache``,
-    read where it would start training them; the session is then interrupted (the hook reports any ``Exception``
-    from training ahead and goes on to the tests, which would train), so nothing is trained."""
-    import model_props.session.pretraining as pretraining
+RECORDER = """
+import json
+import model_props.session.pretraining as pretraining
 
-    seen: list[tuple[str, int]] = []
+def recorded(store, names, reproduced=(), **kwargs):
+    runs = pretraining.runs_ahead(store, names)[0]
+    print("TRAINS AHEAD " + json.dumps([[r.name, r.seed] for r in runs]), flush=True)
+    raise KeyboardInterrupt
 
-    def recorded(store, names, reproduced=(), **kwargs):
-        seen.extend((r.name, r.seed) for r in pretraining.runs_ahead(store, names)[0])
-        raise KeyboardInterrupt
+pretraining.pretrain = recorded
+"""
 
-    monkeypatch.setattr(pretraining, "pretrain", recorded)
-    inprocess.makepyfile(test_suite=SUITE)
-    result = inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={cache}", *options, no_reraise_ctrlc=True)
+
+def training_list(pytester: pytest.Pytester, cache, *options: str) -> list[tuple[str, int]]:
+    """The runs (name, seed) that a session of the packaged suite trains ahead on the empty model cache ``cache``,
+    read where it would start training them; the session is then interrupted, so nothing is trained. It runs in a
+    subprocess: an in-process nested session sees the modules this process has loaded, and a full run's claim
+    tests left it with another list than a fresh process has."""
+    pytester.makeconftest(RECORDER)
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", f"--claims-cache={cache}",
+                                           *options)  # fmt: skip
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()[-2000:]
-    return seen
+    line = next(x for x in result.outlines if x.startswith("TRAINS AHEAD "))
+    return [(name, seed) for name, seed in json.loads(line.removeprefix("TRAINS AHEAD "))]
 
 
-def test_a_default_run_trains_ahead_the_references_and_claims_live_all_every_run(
-    inprocess, monkeypatch, fresh_cache, model_store
-):
+def test_a_default_run_trains_ahead_the_references_and_claims_live_all_every_run(pytester, fresh_cache, model_store):
     live_seed = model_store.profile.live_seed
-    default = training_list(inprocess, monkeypatch, fresh_cache("default"))
+    default = training_list(pytester, fresh_cache("default"))
     assert sorted(default) == sorted((name, live_seed) for name in REFERENCES)
-    every = training_list(inprocess, monkeypatch, fresh_cache("all"), "--claims-live=all")
+    every = training_list(pytester, fresh_cache("all"), "--claims-live=all")
     recipes = [n for n in model_store.profile.recipes if n != "custom"]  # the references and every variant
     assert sorted(n for n, seed in every if seed == live_seed) == sorted(recipes)
     independent = [(n, seed) for n, seed in every if seed != live_seed]
