@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 from model_props.provenance import provenance
@@ -65,7 +66,14 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
     seconds = time.perf_counter() - start
     tail = stdout.strip().splitlines()[-1] if stdout.strip() else ""
     print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
-    return {"args": args, "seconds": round(seconds, 1), "exit": proc.returncode, "outcome": tail, "commit": commit()}
+    return {
+        "args": args,
+        "seconds": round(seconds, 1),
+        "exit": proc.returncode,
+        "outcome": tail,
+        "commit": commit(),
+        "date": date.today().isoformat(),
+    }
 
 
 def phases(cache: Path, start: float, pid: int) -> dict:

@@ -358,19 +358,27 @@ def _at(run: dict) -> str:
 
 
 def run_times() -> str:
-    """The Test section's numbers, from the last ``run_times.py cold warm checkpoint study`` (run_times.json)."""
+    """The Test section's numbers, from the last ``run_times.py cold warm train`` (run_times.json): the commit, the
+    date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
     data = _result("run_times.json")
-    cold, warm = data["cold"], data["warm"]
-    clock = warm["outcome"].split(" in ")[1].split("s")[0]
-    where = (
-        f"both at {_at(warm)}"
-        if cold.get("commit") == warm.get("commit") and cold.get("commit")
-        else f"cold at {_at(cold)}, warm at {_at(warm)}"
-    )
-    return (f"On 2 CPU cores, \"{_outcome(warm)}\", the run took **{cold['seconds'] / 60:.1f} minutes cold** "
-            f"({cold['seconds']:,.0f} s from a fresh cache) and **{warm['seconds']:.0f} s warm** (pytest's clock "
-            f"{float(clock):.0f} s), {where}, measured by `python benchmarks/run_times.py` "
-            f"(`benchmarks/RESULTS.md`).")  # fmt: skip
+    cold, warm, machine = data["cold"], data["warm"], data["provenance"]["machine"]
+    on = f"{machine['cpu']}, {machine['cpu_count']} cores"
+    where = (f"both at {_at(warm)} on {warm.get('date', 'an unrecorded date')}"
+             if cold.get("commit") == warm.get("commit") and cold.get("commit")
+             else f"cold at {_at(cold)} on {cold.get('date', 'an unrecorded date')}, warm at {_at(warm)} on "
+                  f"{warm.get('date', 'an unrecorded date')}")  # fmt: skip
+    text = (f"On {on}, the default run took **{cold['seconds'] / 60:.1f} minutes cold** ({cold['seconds']:,.0f} s from "
+            f"a fresh cache: \"{_outcome(cold)}\") and **{warm['seconds']:.0f} s warm** (\"{_outcome(warm)}\"), "
+            f"{where}")  # fmt: skip
+    if "train" in data:
+        text += f"; `model-props train` took **{data['train']['seconds'] / 60:.1f} minutes** on a fresh cache"
+    if "cold_all" in data:
+        every = data["cold_all"]
+        text += (f"; the full live run (`--claims-live=all`) took **{every['seconds'] / 60:.1f} minutes cold** "
+                 f"(\"{_outcome(every)}\", {_at(every)})")  # fmt: skip
+    else:
+        text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
+    return text + ". Measured by `python benchmarks/run_times.py` (`benchmarks/RESULTS.md`)."
 
 
 def cold_phases() -> str:
