@@ -16,6 +16,7 @@ At the deadline (``--deadline``, 480 s) whatever still runs is killed and record
 tests done" from its -v log, so the JSON is always written. Without CUDA it refuses and writes nothing.
 
     python benchmarks/gpu.py
+    MODEL_PROPS_COMMIT=<sha> python benchmarks/gpu.py   # on a copy of the tree whose git history is not this one's
 """
 
 from __future__ import annotations
