@@ -1,14 +1,15 @@
 """Training and measuring ahead of the tests: the profile's recipes a session reads and trains live
 (:meth:`~.settings.Settings.trains_live`: by default the references only) that the cache lacks (and the independent
 runs that pair reports read beside them, seed controls and partners, where the session trains those), several at
-once on the session's executor (a local Dask cluster, or a running one), before the first test needs them; then, on
-the same workers, the reports the reproduction tests read of the models just trained (every live estimate of a
-reference's family), so that a cold run measures them in parallel instead of one after the other in the test
+once on the session's executor (a local Dask cluster, or a running one), before the first test needs them; and, on
+the same workers, the reports the reproduction tests read of each model as soon as it is trained (every live
+estimate of a reference's family: a worker without a run left to train measures the first model's), so that a cold run measures them in parallel instead of one after the other in the test
 process."""
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Iterable
 
@@ -114,9 +115,10 @@ def estimated_seconds(store: ModelStore, todo: list[Recipe], until: dict[str, Ch
 def pretrain(
     store: ModelStore, names: list[str], reproduced: Iterable[str] = (), *, estimate: bool = False
 ) -> list[str]:
-    """Train at once, on the session's executor, the runs :func:`runs_ahead` lists for ``names``, then measure what
-    the reproduction tests of the references ``reproduced`` read of the models it trained
-    (:func:`reproduction_reads`); the names trained. Locally this needs two or more models to train on the CPU (a GPU
+    """Train at once, on the session's executor, the runs :func:`runs_ahead` lists for ``names``, and measure what
+    the reproduction tests of the references ``reproduced`` read of the models it trains (:func:`reproduction_reads`),
+    each model's reports as soon as it is trained (a worker left without a run to train measures); the names
+    trained. Locally this needs two or more models to train on the CPU (a GPU
     trains one at a time best); the session then trains and measures lazily, one model at a time. A ``scheduler``
     always sends them to its cluster. A report of a model that was cached already is measured by the test that reads
     it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first about how long the training
@@ -145,15 +147,23 @@ def pretrain(
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
     trained = {r.name for r in todo if r.seed == store.recipe(r.name).seed}  # not the independent runs
     ahead = [r for r in reproduction_reads(store, reproduced) if r[1] in trained]
+    measure = functools.partial(measure_report, s)
     with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
-        for recipe, metrics in runner.map(train, todo):
+        measuring = []  # each model's reports are submitted as it is trained: a worker free of training measures
+        for recipe, metrics in runner.map(train, todo):  # (the training tasks, submitted first, run first)
             store.notify(
                 f"trained {recipe.name}{_seed_label(store, recipe)} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
             )
+            if recipe.name in trained and recipe.seed == store.recipe(recipe.name).seed:
+                if reads := [r for r in ahead if r[1] == recipe.name]:
+                    measuring.append(runner.map(measure, reads))
         if ahead:
-            store.notify(f"measuring {len(ahead)} reports that the reproduction tests read, {where}")
-            for done, _ in enumerate(runner.map(functools.partial(measure_report, s), ahead), start=1):
+            store.notify(
+                f"measuring {len(ahead)} reports that the reproduction tests read, {where} (begun as each "
+                "model was trained)"
+            )
+            for done, _ in enumerate(itertools.chain.from_iterable(measuring), start=1):
                 if done % 10 == 0 or done == len(ahead):
                     store.notify(f"measured {done} of {len(ahead)} reports")
     return [r.name for r in todo]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,25 +32,49 @@ pretraining.pretrain = recorded
 """
 
 
-def training_list(pytester: pytest.Pytester, cache, *options: str) -> list[tuple[str, int]]:
-    """The runs (name, seed) that a session of the packaged suite trains ahead on the empty model cache ``cache``,
-    read where it would start training them; the session is then interrupted, so nothing is trained. It runs in a
-    subprocess: an in-process nested session sees the modules this process has loaded, and a full run's claim
-    tests left it with another list than a fresh process has."""
+def training_lists(pytester: pytest.Pytester, runs: dict[str, tuple[Path, tuple[str, ...]]]) -> dict[str, list]:
+    """The runs (name, seed) that a session of the packaged suite trains ahead on an empty model cache, for each
+    label of ``runs`` (its cache and options), read where it would start training them; each session is then
+    interrupted, so nothing is trained. The sessions run side by side, each in a subprocess: an in-process nested
+    session sees the modules this process has loaded, and a full run's claim tests left it with another list than a
+    fresh process has."""
     pytester.makeconftest(RECORDER)
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", f"--claims-cache={cache}",
-                                           *options)  # fmt: skip
-    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()[-2000:]
-    line = next(x for x in result.outlines if x.startswith("TRAINS AHEAD "))
-    return [(name, seed) for name, seed in json.loads(line.removeprefix("TRAINS AHEAD "))]
+    started = {
+        label: subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:allure_pytest",
+                f"--claims-cache={cache}",
+                *options,
+            ],
+            cwd=pytester.path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        for label, (cache, options) in runs.items()
+    }
+    found = {}
+    for label, process in started.items():
+        out = process.communicate(timeout=600)[0]
+        assert process.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
+        line = next(x for x in out.splitlines() if x.startswith("TRAINS AHEAD "))
+        found[label] = [(name, seed) for name, seed in json.loads(line.removeprefix("TRAINS AHEAD "))]
+    return found
 
 
 def test_a_default_run_trains_ahead_the_references_and_claims_live_all_every_run(pytester, fresh_cache, model_store):
     live_seed = model_store.profile.live_seed
-    default = training_list(pytester, fresh_cache("default"))
-    assert sorted(default) == sorted((name, live_seed) for name in REFERENCES)
-    every = training_list(pytester, fresh_cache("all"), "--claims-live=all")
+    found = training_lists(pytester, {"default": (fresh_cache("default"), ()),
+                                      "all": (fresh_cache("all"), ("--claims-live=all",))})  # fmt: skip
+    assert sorted(found["default"]) == sorted((name, live_seed) for name in REFERENCES)
+    every = found["all"]
     recipes = [n for n in model_store.profile.recipes if n != "custom"]  # the references and every variant
     assert sorted(n for n, seed in every if seed == live_seed) == sorted(recipes)
     independent = [(n, seed) for n, seed in every if seed != live_seed]
