@@ -18,6 +18,8 @@ import json
 import os
 from pathlib import Path
 
+from provenance import record
+
 from model_props.claims import get_claim
 from model_props.execution import executor
 from model_props.session.settings import Settings
@@ -79,8 +81,9 @@ def main() -> None:
         print(f"{part.name}: study {low:+.4f}..{high:+.4f}; extra outside {parts[part.name]['extra_outside']}; "
               f"live {values[profile.live_seed]:+.4f}")  # fmt: skip
     out = OUT / f"extra-seeds-{args.model}-{args.claim}.json"
-    record = {"profile": args.profile, "model": args.model, "claim": args.claim, "seeds": args.seeds, "parts": parts}
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    result = {"profile": args.profile, "model": args.model, "claim": args.claim, "seeds": args.seeds, "parts": parts,
+              "provenance": record(__file__)}  # fmt: skip
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out}")
 
 

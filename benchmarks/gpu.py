@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,20 +195,21 @@ def main() -> int:
         _phase_args(args.phase[0], Path(args.phase[1]))
         return 0
     import torch
-    from run_times import commit
+    from provenance import PYTEST_RUNS, record
 
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU (nothing written)")
         return 0
     logs = Path(os.environ["OUT"]) / "gpu-logs" if os.environ.get("OUT") else ROOT / "benchmarks/results/gpu-logs"
     start = time.perf_counter()
+    stamp = record(__file__, device="cuda", runs=PYTEST_RUNS)
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         todo = phases(Path(tmp), logs, args.deadline)
         run_all(todo, args.deadline)
         checkpoint = Path(tmp) / "checkpoint" / "new_checkpoint.json"
         new = json.loads(checkpoint.read_text()) if checkpoint.is_file() else None
-    result = {**environment(), "commit": commit(),
-              "date": date.today().isoformat(), "deadline_s": args.deadline, "pretrained_images": IMAGES, "wall_s": round(time.perf_counter() - start, 1),
+    result = {**environment(), "commit": stamp["commit"], "date": stamp["date"], "provenance": stamp,
+              "deadline_s": args.deadline, "pretrained_images": IMAGES, "wall_s": round(time.perf_counter() - start, 1),
               "phases": {ph.name: ph.result for ph in todo}, "new_checkpoint": new}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -29,9 +29,10 @@ import time
 from datetime import date
 from pathlib import Path
 
+from provenance import record
+
 from model_props.cache import default_cache_dir
 from model_props.execution import executor
-from model_props.provenance import provenance
 from model_props.training.checkpoints import code_hash, get_trained
 from model_props.training.profiles import load_profile
 from model_props.training.recipes import Recipe
@@ -217,7 +218,7 @@ def write(
     stem = stem or f"{profile}-grid"
     best = selection(rows)
     warmup, warmup_scores = common_warmup(rows)
-    prov = provenance()
+    prov = record(__file__)
     prov["machine"]["torch_threads"] = threads  # per run, not this process's
     extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
     data = {

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from provenance import record
 
 from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
 from model_props.measures.hessian import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
-from model_props.provenance import provenance
 from model_props.session.settings import Settings
 from model_props.session.store import ModelStore
 from model_props.training.loop import training_split
@@ -121,7 +121,7 @@ def main() -> None:
             "checkpoint": "warmup",
             "dtype": "float32 HVPs, float64 Lanczos vectors",
         },
-        "provenance": provenance(),
+        "provenance": record(__file__),
         "torch_threads": torch.get_num_threads(),
         "rows": rows,
     }

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from provenance import record
 from torch import nn
 from torch.func import functional_call, grad, jvp, vmap
 
@@ -56,7 +57,6 @@ from model_props.measures.hessian import (
     top_k_by_magnitude,
     trainable_size,
 )
-from model_props.provenance import provenance
 from model_props.session.settings import Settings
 from model_props.session.store import ModelStore
 from model_props.training.loop import training_split
@@ -355,7 +355,7 @@ def main() -> None:
             "blocks": args.blocks,
             "checkpoint": "warmup",
         },
-        "provenance": provenance(),
+        "provenance": record(__file__),
         "torch_threads": torch.get_num_threads(),
         "rows": rows,
     }

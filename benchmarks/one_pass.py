@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import torch
+from provenance import record
 
 from model_props.anatomy import anatomy, capture
 from model_props.cache import default_cache_dir
@@ -29,7 +30,6 @@ from model_props.measures import (
     measure_units,
     skip_norm_ratio,
 )
-from model_props.provenance import provenance
 from model_props.training.profiles import load_profile
 from model_props.zoo import build_model
 
@@ -94,7 +94,7 @@ def main() -> None:
                 "batch_size": batch,
                 "repeats": args.repeats,
                 "models": rows,
-                "provenance": provenance(),
+                "provenance": record(__file__),
                 "threads": torch.get_num_threads(),
             },
             indent=1,

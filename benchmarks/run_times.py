@@ -26,25 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
-from model_props.provenance import provenance
+from provenance import PYTEST_RUNS, record
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "run_times.json"
 WHAT = ("cold", "warm", "cold-all", "train", "parallel", "remeasure", "startup", "study", "pretrain", "checkpoint")
-
-
-def commit() -> str:
-    """The commit the timed tree is at ("+dirty" with uncommitted changes): a partial rerun keeps older entries,
-    and the README must not quote a number as this tree's that was measured on another. A copy of the tree without
-    its history (a lent GPU machine's) names its commit in ``$MODEL_PROPS_COMMIT``."""
-    if os.environ.get("MODEL_PROPS_COMMIT"):
-        return os.environ["MODEL_PROPS_COMMIT"]
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
@@ -71,8 +59,6 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
         "seconds": round(seconds, 1),
         "exit": proc.returncode,
         "outcome": tail,
-        "commit": commit(),
-        "date": date.today().isoformat(),
     }
 
 
@@ -109,7 +95,7 @@ def train() -> dict:
         seconds = round(time.perf_counter() - start, 1)
     said = next((line for line in proc.stderr.splitlines() if " at a time" in line), "")
     print(f"model-props train: {seconds} s, exit {proc.returncode}; it said: {said}", flush=True)
-    return {"seconds": seconds, "exit": proc.returncode, "said": said, "commit": commit()}
+    return {"seconds": seconds, "exit": proc.returncode, "said": said}
 
 
 def startup() -> dict:
@@ -258,7 +244,13 @@ def new_checkpoint(cache: Path) -> dict:
         print(f"  {p['claim']} [{p['part']}] {p['verdict']} on {p['used']} of {p['sample']} {p['sampling']}",
               flush=True)  # fmt: skip
     return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds,
-            "sequential_parts": sequential, "commit": commit()}  # fmt: skip
+            "sequential_parts": sequential}  # fmt: skip
+
+
+def stamped(entry: dict, stamp: dict) -> dict:
+    """An entry with the stamp of the run that measured it (``benchmarks/provenance.py``), its commit and date also
+    at its top level, where the docs read them: a partial rerun keeps older entries, each with its own stamp."""
+    return {**entry, "commit": stamp["commit"], "date": stamp["date"], "provenance": stamp}
 
 
 def main() -> None:
@@ -270,6 +262,7 @@ def main() -> None:
     p.add_argument("--subset", default="", help="a -k expression to time a part of the suite")
     args = p.parse_args()
     results = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    stamp = record(__file__, runs=PYTEST_RUNS)  # the tree as the runs start; a partial rerun keeps older entries
     cache = args.cache or (
         Path(tempfile.mkdtemp(prefix="model-props-bench-"))
         if "cold" in args.what
@@ -279,40 +272,37 @@ def main() -> None:
     if "cold" in args.what:
         start = time.time()
         pids: list[int] = []
-        results["cold"] = run(subset, cache, pids)
+        results["cold"] = stamped(run(subset, cache, pids), stamp)
         results["cold"]["phases"] = phases(cache, start, pids[0])
         print(f"cold phases: {results['cold']['phases']}", flush=True)
     if "warm" in args.what:
-        results["warm"] = run(subset, cache)
+        results["warm"] = stamped(run(subset, cache), stamp)
         if "cold" in results:
             results["cold_over_warm"] = round(results["cold"]["seconds"] / results["warm"]["seconds"], 1)
     if "cold-all" in args.what:  # every variant and independent run live too, on a fresh cache of its own
         every = Path(tempfile.mkdtemp(prefix="model-props-bench-all-"))
         start = time.time()
         pids: list[int] = []
-        results["cold_all"] = run([*subset, "--claims-live=all"], every, pids)
+        results["cold_all"] = stamped(run([*subset, "--claims-live=all"], every, pids), stamp)
         results["cold_all"]["phases"] = phases(every, start, pids[0])
         print(f"cold --claims-live=all phases: {results['cold_all']['phases']}", flush=True)
     if "train" in args.what:
-        results["train"] = train()
+        results["train"] = stamped(train(), stamp)
     for label, extra in (("parallel", []), ("remeasure", ["--claims-remeasure"])):
         if label in args.what:
             serial = run([*subset, *extra, "-n", "0"], cache)
             parallel = run([*subset, *extra, "-n", "2", "--dist", "loadgroup"], cache)
-            results[label] = {
-                "serial": serial,
-                "n2": parallel,
-                "ratio_n2_over_serial": round(parallel["seconds"] / serial["seconds"], 2),
-            }
+            ratio = round(parallel["seconds"] / serial["seconds"], 2)
+            results[label] = stamped({"serial": serial, "n2": parallel, "ratio_n2_over_serial": ratio}, stamp)
     if "startup" in args.what:
-        results["startup"] = startup()
+        results["startup"] = stamped(startup(), stamp)
     if "study" in args.what:
-        results["study"] = study(cache)
+        results["study"] = stamped(study(cache), stamp)
     if "pretrain" in args.what:
-        results["pretrain"] = pretrain(cache)
+        results["pretrain"] = stamped(pretrain(cache), stamp)
     if "checkpoint" in args.what:
-        results["new_checkpoint"] = new_checkpoint(cache)
-    results["provenance"] = provenance()
+        results["new_checkpoint"] = stamped(new_checkpoint(cache), stamp)
+    results["provenance"] = stamp  # the last run's; each entry carries its own
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=1) + "\n")
 

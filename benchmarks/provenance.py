@@ -1,0 +1,108 @@
+"""Where a benchmark's numbers come from: the stamp every benchmark writes into its results file.
+
+:func:`record` returns ``{"commit", "date", "machine", "versions", "code", "script", "runs", "command"}``:
+
+- ``commit``: ``git rev-parse --short HEAD``, plus ``+dirty`` where the tracked tree differs from it;
+  ``$MODEL_PROPS_COMMIT`` names it on a copy of the tree without its history (a lent GPU machine's);
+- ``machine`` and ``versions``: :func:`model_props.provenance.provenance` (CPU model, cores, torch threads, device);
+- ``code``: :func:`code_hash`, 16 hex digits of sha256 over the package modules the benchmark exercises: the
+  import closure (:func:`model_props.cache.import_closure`, ``whole=True``) of every ``model_props`` module the
+  script imports, at module level or inside functions, directly or through another benchmark script it imports
+  (``gpu.py`` runs ``run_times.py``'s code), plus ``runs``: the modules it starts in subprocesses (the pytest
+  plugin and the suite). Paths and bytes only, not library versions (``versions`` records those), so the hash is a
+  function of the tree: ``docs/stamps.py`` compares it with the tree's to say when the code changed since.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from model_props.cache import import_closure
+from model_props.cache.source import PACKAGE
+from model_props.cache.source import ROOT as PACKAGE_ROOT
+from model_props.provenance import provenance
+
+__all__ = ["PYTEST_RUNS", "code_hash", "commit", "record", "script_modules"]
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+BENCHMARKS = REPOSITORY / "benchmarks"
+PYTEST_RUNS = ("model_props.plugin", "model_props.suite", "model_props.cli")  # a pytest or model-props subprocess
+
+
+def commit() -> str:
+    """The commit the measured tree is at ("+dirty" with uncommitted changes to tracked files), or
+    ``$MODEL_PROPS_COMMIT`` where set."""
+    if os.environ.get("MODEL_PROPS_COMMIT"):
+        return os.environ["MODEL_PROPS_COMMIT"]
+    git = ["git", "-C", str(REPOSITORY)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def _module_file(module: str, root: Path) -> Path | None:
+    """The file of a module of the package under ``root`` (its ``__init__.py`` for a package), None if none."""
+    base = root.joinpath(*module.split(".")[1:])
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def script_modules(script: Path, root: Path = PACKAGE_ROOT) -> set[str]:
+    """The package modules a benchmark script imports, and those of the benchmark scripts beside it that it
+    imports, transitively, less this module's own (``from a.b import c`` names ``a.b``, and ``a.b.c`` where that is
+    a module)."""
+    found: set[str] = set()
+    todo, seen = [script.resolve()], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            for name in names:
+                sibling = path.parent / f"{name}.py"
+                if name.split(".")[0] == PACKAGE and _module_file(name, root) is not None:
+                    found.add(name)
+                elif "." not in name and sibling.is_file() and sibling != Path(__file__).resolve():  # not this helper
+                    todo.append(sibling)
+    return found
+
+
+def code_hash(script: Path, runs: Sequence[str] = (), root: Path = PACKAGE_ROOT) -> str:
+    """16 hex digits of sha256 over the path and bytes of each module in the import closure of
+    :func:`script_modules` and ``runs`` (``root``: the package's folder, a copy of it in tests)."""
+    h = hashlib.sha256()
+    for module in import_closure(*sorted(script_modules(script, root) | set(runs)), root=root, whole=True):
+        path = _module_file(module, root)
+        assert path is not None  # import_closure keeps modules with a file only
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def record(
+    script: str | Path, device: str = "cpu", runs: Sequence[str] = (), command: str | None = None
+) -> dict[str, Any]:
+    """The stamp of numbers ``script`` (a benchmark, ``__file__``) measures now on ``device`` (see the module
+    docstring); ``command``, the one that re-measures them, defaults to this process's ``python benchmarks/...``."""
+    path = Path(script).resolve()
+    relative = path.relative_to(REPOSITORY).as_posix()
+    return {
+        "commit": commit(),
+        "date": date.today().isoformat(),
+        **provenance(device),
+        "code": code_hash(path, runs),
+        "script": relative,
+        "runs": list(runs),
+        "command": command or shlex.join(["python", relative, *sys.argv[1:]]),
+    }

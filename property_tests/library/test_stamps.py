@@ -1,0 +1,107 @@
+"""Every generated benchmark number is stamped: ``docs/stamps.py`` names the commit, the date, the machine and the
+command of a results file, and says when the code it measures changed since or when the file predates code stamps;
+the code hash (``benchmarks/provenance.py``) moves with any module of the benchmark's import closure and with no
+module outside it. No test here needs a trained model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COVERAGE = ROOT / "benchmarks" / "coverage.py"
+MACHINE = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 2, "torch_threads": 2, "device": "cpu"}
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STAMPS = _load("stamps", ROOT / "docs" / "stamps.py")
+PROVENANCE = _load("benchmark_provenance", ROOT / "benchmarks" / "provenance.py")
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """Writes a results file into a scratch results folder that :func:`stamp` reads."""
+    monkeypatch.setattr(STAMPS, "RESULTS", tmp_path)
+
+    def write(name: str, data: dict) -> str:
+        (tmp_path / name).write_text(json.dumps(data))
+        return name
+
+    return write
+
+
+def _stamp(code: str | None) -> dict:
+    recorded = {"commit": "abc1234", "date": "2026-11-28", "machine": MACHINE, "versions": {},
+                "script": "benchmarks/coverage.py", "runs": [], "command": "python benchmarks/coverage.py"}  # fmt: skip
+    return recorded | ({"code": code} if code else {})
+
+
+def test_a_stamp_names_the_commit_the_date_the_machine_and_the_command(results):
+    name = results("coverage.json", {"rows": [], "provenance": _stamp(PROVENANCE.code_hash(COVERAGE))})
+    assert STAMPS.stamp(name) == ("Measured at commit `abc1234` on 2026-11-28 on Intel(R) Xeon(R) Processor, 2 cores "
+                                  "(`python benchmarks/coverage.py`).")  # fmt: skip
+
+
+def test_an_entry_measured_apart_is_stamped_with_its_own_stamp(results):
+    other = _stamp(PROVENANCE.code_hash(COVERAGE)) | {"commit": "def5678", "date": "2026-11-20"}
+    name = results("coverage.json", {"cold": {"provenance": other}, "provenance": _stamp(None)})
+    assert STAMPS.stamp(name, "cold").startswith("The `cold` entry was measured at commit `def5678` on 2026-11-20 ")
+
+
+def test_a_file_whose_code_differs_from_the_tree_says_the_code_changed_since(results):
+    name = results("coverage.json", {"rows": [], "provenance": _stamp("0" * 16)})
+    assert STAMPS.stamp(name).endswith(
+        "The code it measures changed since; re-measure with `python benchmarks/coverage.py`."
+    )
+
+
+def test_a_file_without_a_stamp_says_it_predates_stamps(results):
+    name = results("extra-seeds-pit-some-claim.json", {"rows": []})
+    assert STAMPS.stamp(name) == (
+        "Measured at an unrecorded commit on an unrecorded date on an unrecorded machine "
+        "(`python benchmarks/extra_seeds.py`). It predates code stamps, so whether the code it measures changed since "
+        "is unknown; re-measure with `python benchmarks/extra_seeds.py`."
+    )
+
+
+@pytest.fixture
+def package(tmp_path) -> Path:
+    """A copy of the package to edit (the real one holds frozen files)."""
+    return Path(shutil.copytree(ROOT / "model_props", tmp_path / "model_props", ignore=shutil.ignore_patterns("__pycache__")))  # fmt: skip
+
+
+def test_the_code_hash_moves_with_a_module_in_the_closure_and_with_none_outside(package):
+    before = PROVENANCE.code_hash(COVERAGE, root=package)
+    assert before == PROVENANCE.code_hash(COVERAGE)  # the copy hashes as the tree does: paths relative to the package
+    with (package / "gate" / "__init__.py").open("a") as fh:  # outside coverage.py's closure
+        fh.write("\n# edited\n")
+    assert PROVENANCE.code_hash(COVERAGE, root=package) == before
+    with (package / "testing" / "coverage.py").open("a") as fh:  # what coverage.py imports
+        fh.write("\n# edited\n")
+    assert PROVENANCE.code_hash(COVERAGE, root=package) != before
+
+
+def test_a_benchmark_exercises_the_modules_of_the_benchmarks_it_imports():
+    gpu, run_times = (PROVENANCE.script_modules(ROOT / "benchmarks" / f"{n}.py") for n in ("gpu", "run_times"))
+    assert run_times <= gpu and "model_props.training.parallel" in run_times  # imported inside a function
+
+
+def test_the_study_stamp_names_its_date_machine_and_whether_its_fingerprints_match():
+    from model_props.verdicts.study import load_study
+
+    study = load_study("smoke")
+    assert study is not None
+    said = STAMPS.study_stamp("smoke")
+    assert f"measured on {study.date} on {study.provenance['machine']['cpu']}" in said
+    assert ("fingerprints match the current code" in said) != ("no longer match" in said)
