@@ -4,7 +4,7 @@ model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-se
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
 model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ...]
-model-props expectations [--profile smoke] [--update]
+model-props expectations [--profile smoke] [--recipes DIR] [--update]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
 model-props claims
@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--update",
         action="store_true",
-        help="rewrite the snapshot from the current study (review the printed diff before committing it)",
+        help="rewrite the snapshot from the current study (review the printed diff before committing it): the one in "
+        "--recipes DIR where given, never the installed package's",
     )
     c = sub.add_parser(
         "coverage", help="map the smallest model of every timm or torchvision architecture module, check each anatomy"

@@ -1,9 +1,13 @@
 """Disagreements between papers, on one statistic: a claim that disputes another (``Claim.disputes``, e.g. Bai et
 al. against Park & Kim's claim 16) restates the disputed claim's hypothesis on one of its own parts' statistic, so
-that both sides are judged on the same interval (the same report, eps set, images and level).
+that both sides are judged on the same estimate (the same report, eps set and images), each at its own claim's level
+and correction (:mod:`~model_props.verdicts.disputed`: Bai et al.'s at 90 %, Park & Kim's at 95 % with Holm's
+first step over claim 16's parts and the restatement).
 
 Per model the disputing claim was measured on: the statistic's value and interval, each side's hypothesis and
-verdict on that interval, and which side the evidence favours: a side only when the other is contradicted (*both*
+verdict on it, the disputed claim's own verdict on that model where the results hold it (it reads its own
+statistics: a restatement supported on one statistic is not the claim supported), and which side the evidence
+favours on the shared statistic: a side only when the other is contradicted (*both*
 when both hold, *neither* when both are contradicted, else *undecided*); and the training facts of the models the
 comparison reads (the same budget, schedule and augmentation; learning rate and warm-up chosen per model on the
 validation split), since a disagreement about architectures is often one about recipes. Written to
@@ -23,7 +27,6 @@ from typing import Any
 
 from ..claims import CLAIMS
 from ..claims.base import Claim, Dispute
-from ..verdicts.stats import Estimate, decide
 
 __all__ = ["disagreements", "disagreement_table", "disagreement_lines", "write_allure_disputes"]
 
@@ -47,25 +50,34 @@ def _title(d: Mapping[str, Any]) -> str:
     return words.get(d["favours"], f"the evidence favours {d['favours']}")
 
 
-def _side(claim: Claim, hypothesis: str, rule: str, verdict: str) -> dict[str, Any]:
+def _side(claim: Claim, hypothesis: str, rule: str, verdict: str, own: str | None = None) -> dict[str, Any]:
+    """One side: ``own``, the disputed claim's own verdict on the model (None: not in the results, or the disputing
+    side)."""
     return {"claim": claim.id, "number": claim.number, "paper": f"{claim.paper.citation}, {claim.section}",
-            "statement": claim.statement, "hypothesis": hypothesis, "rule": rule, "verdict": verdict}  # fmt: skip
+            "statement": claim.statement, "hypothesis": hypothesis, "rule": rule, "verdict": verdict,
+            "claim_verdict": own}  # fmt: skip
 
 
-def _dispute(record: Mapping[str, Any], claim: Claim, dispute: Dispute) -> dict[str, Any] | None:
-    """Both sides of ``dispute`` on the disputing claim's part in ``record`` (None where the part was not measured)."""
+def _dispute(record: Mapping[str, Any], claim: Claim, dispute: Dispute,
+             results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:  # fmt: skip
+    """Both sides of ``dispute`` on the disputing claim's part in ``record`` (None where the part was not measured),
+    the disputed side as the judge restated it (``disputed`` in the part's record)."""
     part = next((p for p in record.get("parts", []) if p["part"] == dispute.part), None)
-    if part is None or part.get("interval") is None:
+    side = next((s for s in (part or {}).get("disputed") or () if s["claim"] == dispute.claim), None)
+    if part is None or part.get("interval") is None or side is None:
         return None
     low, high = part["interval"]
-    estimate = Estimate(part["value"], low, high, part["level"], part["n"] or 0)
     disputed = CLAIMS[dispute.claim]
     own = next(p for p in claim.parts if p.name == dispute.part)
     op = {"less": "<", "greater": ">"}.get(dispute.direction, "within ±")
+    alpha = (1 - side["level"]) / 2
+    theirs = next((r.get("verdict") for r in results if r["claim"] == disputed.id and r["model"] == record["model"]
+                   and r.get("scope") == record.get("scope") and r.get("value") is not None), None)  # fmt: skip
     sides = [
-        _side(claim, claim.statement, part["rule"], part["verdict"]),
-        _side(disputed, dispute.hypothesis, f"{own.label} {op} {dispute.threshold:g}",
-              decide(estimate, dispute.direction, dispute.threshold)),
+        _side(claim, claim.statement, f"{part['rule']} at {part['level']:.0%}", part["verdict"]),
+        _side(disputed, dispute.hypothesis, f"{own.label} {op} {dispute.threshold:g} at {side['level']:.0%} "
+              f"[{side['low']:+.3g}, {side['high']:+.3g}], contradicted only past {alpha:.1%} / {side['family']} "
+              "(Holm's first step)", side["verdict"], theirs),
     ]  # fmt: skip
     return {
         "claim": claim.id,
@@ -91,7 +103,7 @@ def disagreements(results: Sequence[Mapping[str, Any]], models: Mapping[str, Map
         if claim is None or record.get("value") is None:
             continue
         for dispute in claim.disputes:
-            if (d := _dispute(record, claim, dispute)) is not None:
+            if (d := _dispute(record, claim, dispute, results)) is not None:
                 compared = [record["model"], *dict.fromkeys(claim.named_models + CLAIMS[dispute.claim].named_models)]
                 d["training"] = {n: models[n].get("training") for n in compared if n in models}
                 found.append(d)
@@ -125,8 +137,14 @@ def disagreement_table(found: Sequence[Mapping[str, Any]]) -> list[str]:
         a, b = d["sides"]
         lines.append(f"| {d['model']} | {d['statistic']} | {_statistic(d)} | {a['number']} `{a['claim']}`: "
                      f"{a['rule']}, **{a['verdict']}** | {b['number']} `{b['claim']}`: {b['rule']}, **{b['verdict']}** "
-                     f"| {d['favours']} | {_training_line(d['training'])} |")  # fmt: skip
+                     f"on this statistic{_own(b, d['model'])} | {d['favours']} | {_training_line(d['training'])} |")  # fmt: skip
     return lines
+
+
+def _own(side: Mapping[str, Any], model: str) -> str:
+    """The disputed claim's own verdict on ``model``, beside its restatement's (empty where not in the results)."""
+    own = side.get("claim_verdict")
+    return f"; claim {side['number']} itself on {model} (its own parts): **{own}**" if own else ""
 
 
 def disagreement_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:

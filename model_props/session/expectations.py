@@ -1,8 +1,10 @@
 """``model-props expectations``: the expectation snapshot against the seed study's current verdicts.
 
 Without ``--update`` it prints the diff and exits 1 where the snapshot is out of date (a check for CI or a
-reviewer); with ``--update`` it writes the snapshot beside the study and prints the same diff, which is what a
-reviewer reads before committing it. A stale study entry is an error naming the command that regenerates the
+reviewer); with ``--update`` it writes the snapshot and prints the same diff, which is what a reviewer reads before
+committing it. The snapshot compared and written is the one in the user's recipes folder (``--recipes DIR``) where
+there is one, never the installed package's built-in snapshot, which the tests of DIR's study would not read; without
+a recipes folder it is the one beside the built-in study. A stale study entry is an error naming the command that regenerates the
 study: the snapshot is only ever written from a study that speaks for the current code.
 """
 
@@ -32,8 +34,10 @@ def compare_snapshot(settings: Settings, *, update: bool = False) -> int:
     for claim in claims:
         study.check(claim, profile)
     new = snapshot_of_study(study, claims)
-    old = load_snapshot(profile.name, user_dir)
-    path = Path(old.source) if old is not None else Path(study.source).parent / snapshot_name(profile.name)
+    path = (user_dir or Path(study.source).parent) / snapshot_name(profile.name)
+    old = load_snapshot(profile.name, path.parent)
+    if old is not None and Path(old.source).resolve() != path.resolve():  # the built-in one: not the snapshot here
+        old = None
     before = path.read_text() if path.is_file() else ""
     text = render(new)
     lines = diff(before, text, path.name)
@@ -47,6 +51,7 @@ def compare_snapshot(settings: Settings, *, update: bool = False) -> int:
         path.write_text(text)
         print(f"wrote {path}: review the diff above before committing it")
         return 0
+    recipes = f" --recipes {user_dir}" if user_dir is not None else ""
     print(f"{path} is out of date; to accept the study's verdicts: model-props expectations --update "
-          f"--profile {profile.name}")  # fmt: skip
+          f"--profile {profile.name}{recipes}")  # fmt: skip
     return 1

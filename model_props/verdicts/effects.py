@@ -19,7 +19,12 @@ def samples_to_settle(est: Estimate, threshold: float) -> int | None:
     and the spread stay where they are: the smallest n' whose half-width q(n') sd / sqrt(n') falls below
     |estimate - threshold|, with sd = SE sqrt(n) and q the interval's quantile: Student's t with n' - 1 degrees of
     freedom over seeds (so that 3 seeds are not promised a normal interval's width), the normal for a bootstrap.
-    None when the estimate sits on the threshold (no sample size settles it)."""
+    None when the estimate sits on the threshold (no sample size settles it).
+
+    A figure for planning the next study, not an invitation to top this one up: adding seeds or samples after an
+    inconclusive verdict and judging again is a second look at the same question, and the stated level then holds
+    only when the looks are corrected for (a group-sequential design, or Bonferroni over the looks: each judged at
+    the level divided by their number)."""
     gap = abs(est.value - threshold)
     if gap == 0.0:
         return None
@@ -50,8 +55,10 @@ def minimum_detectable_effect(est: Estimate, power: float = POWER) -> float:
     """The smallest distance from the threshold (a margin's end, for ``within``) at which a true effect would be
     decided by this design with probability ``power``: (q_{1-alpha} + q_power) x SE, with alpha = (1 - level) / 2
     the one-sided level of the interval and q the quantiles of Student's t at the estimate's degrees of freedom
-    (seeds: the study's k) or of the normal (a bootstrap). An inconclusive part whose estimate lies closer to the
+    (seeds: the study's k) or of the normal (a bootstrap); for a sequential part q_{1-alpha} is the last look's
+    critical value c_K, where its undecided interval ends. An inconclusive part whose estimate lies closer to the
     threshold than this was too small for the design to see; one whose interval is this wide needs more samples or
     seeds to tell."""
     alpha = (1.0 - est.level) / 2.0
-    return (est.quantile(1.0 - alpha) + est.quantile(power)) * est.standard_error
+    bound = est.repeated.critical if est.repeated is not None else est.quantile(1.0 - alpha)
+    return (bound + est.quantile(power)) * est.standard_error

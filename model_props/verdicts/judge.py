@@ -2,22 +2,26 @@
 
 - **checkpoint** (:class:`~.evidence.OnReports`): each part's statistic is bootstrapped over its report's sampling
   units, every resample in one vectorised call; a comparison of two models measured on the same samples (equal
-  sample identities) is bootstrapped paired, otherwise as two samples.
+  sample identities) is bootstrapped paired, otherwise as two samples. Below 30 units (16 CKA mini-batches) the
+  interval is the jackknife t's instead, the percentile bootstrap being too narrow there (:mod:`.small_sample`).
 - **checkpoint, sequential** (:class:`~.evidence.OnLooks`): the same bootstrap on the first n_k sampling units at
   each look k of a group-sequential design (:mod:`.sequential`); the part stops at the first look whose repeated
-  interval, estimate +- c_k bootstrap standard errors, decides it (an equivalence: inside the margin, or wholly
-  outside it), and carries the repeated p-value to Holm.
+  interval, estimate +- c_k standard errors, decides it (an equivalence: inside the margin, or wholly outside it),
+  and carries the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)):
+  the bootstrap variance of a mean is the plug-in (n - 1) / n of the t variance s^2 / n that c_k is carried to
+  (Efron & Tibshirani 1993, Ch. 5), which at 4 Hessian batches a look would leave the rule liberal.
 - **architecture** (:class:`~.evidence.PerSeed`): each part's per-seed estimates give a t interval over seeds; a
   comparison of two recipes of one study is paired by seed index (a t interval over the per-seed differences),
   one of groups that share nothing (a user's checkpoints against a reference's study seeds) gives Welch's.
 
 Both then combine the parts (:func:`~.outcome.combine`: intersection-union for *supported*, Holm for
-*contradicted*). A part whose evidence is :class:`~.evidence.Skipped`, whose statistic finds nothing to read
-(:class:`~model_props.errors.NotApplicable`), whose report has fewer sampling units than the statistic needs
-(``Part.min_samples``), or whose statistic is undefined where the part says it may be (``Part.undefined``) is
-skipped with the reason; any other NaN is an error. A measurement that does not vary (the statistic is the same on
-every resample, or on every seed) is *degenerate*: the part says why (``Part.degenerate``) instead of asking for
-more samples, whatever its verdict.
+*contradicted*); a part that a claim of another paper disputes also carries that side's verdict, at the disputed
+claim's own level and correction (:mod:`.disputed`). A part whose evidence is :class:`~.evidence.Skipped`, whose
+statistic finds nothing to read (:class:`~model_props.errors.NotApplicable`), whose report has fewer sampling units
+than the statistic needs (``Part.min_samples``), or whose statistic is undefined where the part says it may be
+(``Part.undefined``) is skipped with the reason; any other NaN is an error. A measurement that does not vary (the
+statistic is the same on every resample, or on every seed) is *degenerate*: the part says why (``Part.degenerate``)
+instead of asking for more samples, whatever its verdict.
 """
 
 from __future__ import annotations
@@ -28,17 +32,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..claims.base import Part
+from ..claims.base import Claim, Part
 from ..errors import ModelPropsError, NotApplicable
+from .disputed import disputed_side
 from .evidence import Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
 from .sequential import critical_t, design, repeated_p
+from .small_sample import one_sample, two_sample
 from .stats import (
     MIN_SEEDS,
     N_BOOT,
     Estimate,
-    bootstrap,
-    bootstrap_two_sample,
+    Repeated,
     decide,
     paired_interval,
     t_interval,
@@ -75,7 +80,10 @@ def _too_few(part: Part, measured: Measured) -> str | None:
             f"report has {n}")  # fmt: skip
 
 
-def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot: int) -> PartOutcome:
+def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot: int, *,
+                jackknife: bool = True) -> PartOutcome:  # fmt: skip
+    """A fixed-sample part: below :data:`~.small_sample.SMALL_SAMPLE` units a jackknife t interval (where
+    ``jackknife``: not a sequential look), else the percentile bootstrap (:mod:`.small_sample`)."""
     stat, subject, other = part.statistic, evidence.subject, evidence.versus
     if (few := _too_few(part, subject) or (_too_few(part, other) if other else None)) is not None:
         return PartOutcome(part, "skipped", reason=few)
@@ -84,18 +92,19 @@ def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot
     if math.isnan(value):
         return PartOutcome(part, "skipped", reason=_undefined(part, subject.name, value, "on its sample"))
     if other is None:
-        one = bootstrap(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot)
+        one = one_sample(n, lambda i: stat(subject.report, i), level=level, seed=seed, n_boot=n_boot,
+                         jackknife=jackknife)  # fmt: skip
         return measured(part, one, degenerate=_degenerate(part, one.replicates, f"resample of its {part.sampling}"))
     if math.isnan(point_value(part, other.report)):
         return PartOutcome(part, "skipped", reason=_undefined(part, other.name, math.nan, f"on {other.name}"))
     m = other.report.size(part.sampling)
     if subject.samples == other.samples and n == m:
-        diff = bootstrap(n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed,
-                         n_boot=n_boot, method="paired percentile bootstrap")  # fmt: skip
+        diff = one_sample(n, lambda i: stat(subject.report, i) - stat(other.report, i), level=level, seed=seed,
+                          n_boot=n_boot, paired=True, jackknife=jackknife)  # fmt: skip
         return measured(part, diff, paired=True,
                         degenerate=_degenerate(part, diff.replicates, f"resample of its {part.sampling}"))  # fmt: skip
-    two = bootstrap_two_sample(n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level,
-                               seed=seed, n_boot=n_boot)  # fmt: skip
+    two = two_sample(n, m, lambda i, j: stat(subject.report, i) - stat(other.report, j), level=level, seed=seed,
+                     n_boot=n_boot, jackknife=jackknife)  # fmt: skip
     return measured(part, two, paired=False,
                     degenerate=_degenerate(part, two.replicates, f"resample of its {part.sampling}"))  # fmt: skip
 
@@ -108,12 +117,16 @@ def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: in
     c = [float(x) for x in critical_t(d)]
     for k, n in enumerate(d.sizes):
         subject, *versus = (Measured(m.name, m.at(n), m.samples) for m in looked)
-        fixed = _on_reports(part, OnReports(subject, versus[0] if versus else None), level, seed, n_boot)
+        # a look's interval is built on its bootstrap's (scaled) standard error, never a jackknife's
+        fixed = _on_reports(part, OnReports(subject, versus[0] if versus else None), level, seed, n_boot,
+                            jackknife=False)  # fmt: skip
         if fixed.estimate is None:  # skipped: undefined, or too few samples
             return fixed
-        e, se = fixed.estimate, fixed.estimate.standard_error
+        e = fixed.estimate
+        se = e.standard_error * math.sqrt(n / (n - 1))  # the t standard error (module docstring)
         at_look = dataclasses.replace(e, low=e.value - c[k] * se, high=e.value + c[k] * se,
-                                      method=f"repeated interval of the {e.method}'s standard error")  # fmt: skip
+                                      method=f"repeated interval of the {e.method}'s standard error",
+                                      repeated=Repeated(se, c[k], k, d.sizes))  # fmt: skip
         verdict = decide(at_look, part.direction, part.threshold)
         if verdict != "inconclusive":
             break
@@ -165,6 +178,14 @@ def _per_seed(part: Part, model: str, evidence: PerSeed, level: float) -> PartOu
     return measured(part, _seed_interval(evidence, level), paired=paired, seeds=seeds, degenerate=flat)
 
 
+def _with_disputed(claim: Claim, outcome: PartOutcome) -> PartOutcome:
+    """The part's outcome with the disputed side of each of ``claim``'s disputes restated on it."""
+    if outcome.estimate is None:
+        return outcome
+    sides = tuple(disputed_side(outcome.estimate, d) for d in claim.disputes if d.part == outcome.part.name)
+    return dataclasses.replace(outcome, disputed=sides) if sides else outcome
+
+
 def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOutcome:
     """The claim's outcome on the evidence (module docstring): ``seed`` and ``n_boot`` drive the bootstrap of a
     checkpoint-scope part."""
@@ -183,4 +204,5 @@ def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOu
                 outcomes.append(_per_seed(part, evidence.model, found, claim.level))
         except NotApplicable as exc:  # the statistic finds nothing to read in the report
             outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
+    outcomes = [_with_disputed(claim, o) for o in outcomes]
     return combine(claim, evidence.model, evidence.scope, outcomes, evidence.seeds, evidence.expected)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..claims.base import Claim, Part
+from .disputed import DisputedSide
 from .effects import minimum_detectable_effect, samples_to_settle, standardized_effect
 from .live_check import Check
 from .stats import Estimate, Scope, Verdict, contradiction_p, decide, effect_origin, holm, settle_point
@@ -85,6 +86,7 @@ class PartOutcome:
     note: str = ""
     degenerate: str = ""  # why the measurement does not vary (the same value on every resample or seed), if it does not
     sample: int | None = None  # a sequential part: its rule's whole sample (``estimate.n``: the units it used)
+    disputed: tuple[DisputedSide, ...] = ()  # the claims of other papers restated on it (:mod:`.disputed`)
 
     @property
     def sampling(self) -> str:
@@ -132,7 +134,9 @@ class PartOutcome:
                 f"; this design detects an effect {mde:.3g} from {settle_point(e, p.direction, p.threshold):g} with "
                 f"80 % power (minimum detectable effect; the estimate is {gap:.3g} from it); would likely be settled "
                 "by " + (
-                    f"about {more} {'seeds' if e.t else p.sampling}" if more
+                    f"about {more} {'seeds' if e.t else p.sampling} (a plan for the next study: re-judging after "
+                    f"adding {'seeds' if e.t else 'samples'} to this one is a second look at the same data, which "
+                    "keeps the level only when the looks are corrected for)" if more
                     else "no sample size (it sits on the threshold)"
                 )
             )  # fmt: skip
@@ -168,6 +172,7 @@ class PartOutcome:
             "minimum_detectable_effect": self.minimum_detectable_effect,
             "degenerate": self.degenerate or None,
             "per_seed": {k: list(v) for k, v in self.seeds.items()} if self.seeds else None,
+            "disputed": [dataclasses.asdict(side) for side in self.disputed],
         }
 
 

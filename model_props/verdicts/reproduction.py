@@ -26,7 +26,10 @@ share of its reference's family (Holm's first step): a check that fails there al
 A **known discrepancy** (``<profile>-discrepancies.json``, written by hand and reviewed like the expectation
 snapshot) records one estimate of one draw known to fail its check: keyed by what determines the draw, the
 recipe's fingerprint (:func:`~.fingerprint.recipe_fingerprint`) and the live seed, with the machines it was seen on.
-At most one record per reference, naming a statistic of its own model. A reproduction whose failed checks are
+At most one record per reference, naming a statistic of its own model, and justified by extra training seeds
+(``benchmarks/extra_seeds.py``): the live value's p-value predicted from the study and the extra seeds together is
+recorded with it and must lie below the reference's level (:func:`run_level`); above it, the study's prediction was
+too narrow, which no record may hide. A reproduction whose failed checks are
 exactly the known discrepancies raises :class:`ReproductionDiscrepancy`, which its test expects as a strict
 ``xfail(raises=...)``; one more check failed, or a known one passing, fails the test.
 
@@ -53,7 +56,7 @@ __all__ = ["FAMILY_LEVEL", "StudyStatistic", "KnownDiscrepancy", "ReproductionDi
            "run_level", "reproduce", "claim_checks", "held_out", "discrepancies_name", "load_discrepancies"]  # fmt: skip
 
 FAMILY_LEVEL = 0.05
-DISCREPANCY_SCHEMA = 2  # 2: keyed by the recipe's fingerprint and the live seed, with the machines seen on
+DISCREPANCY_SCHEMA = 3  # 2: keyed by the recipe's fingerprint and the live seed; 3: with the extra seeds' p-value
 BOTH: frozenset[Side] = frozenset({"lower", "upper"})
 
 
@@ -65,7 +68,8 @@ class ReproductionDiscrepancy(AssertionError):
 @dataclass(frozen=True)
 class KnownDiscrepancy:
     """A reviewed record that check ``statistic`` of recipe ``model``'s draw (its fingerprint ``recipe``, training
-    seed ``seed``) fails, seen on ``machines``, and ``why``; ``still_needed``: checked to fail under the current rule."""
+    seed ``seed``) fails, seen on ``machines``, and ``why``; ``still_needed``: checked to fail under the current rule;
+    ``extra_seeds_p``: the live value's p-value predicted from the study's and the extra seeds' values together."""
 
     model: str
     recipe: str
@@ -74,6 +78,7 @@ class KnownDiscrepancy:
     machines: tuple[str, ...]
     still_needed: bool
     why: str
+    extra_seeds_p: float
 
 
 def discrepancies_name(profile: str) -> str:
@@ -82,16 +87,22 @@ def discrepancies_name(profile: str) -> str:
 
 def load_discrepancies(profile: Profile, user_dir: Path | None = None) -> tuple[KnownDiscrepancy, ...]:
     """The profile's known discrepancies (none where it has no file), the user's recipes folder first; a record no
-    longer needed, or a second record of one reference, raises :class:`~model_props.errors.StudyError`."""
+    longer needed, one without an extra-seeds p-value below the reference's level, or a second record of one
+    reference raises :class:`~model_props.errors.StudyError`."""
     name = discrepancies_name(profile.name)
     read = read_fixture(name, user_dir, DISCREPANCY_SCHEMA, f"rewrite {name} in schema {DISCREPANCY_SCHEMA}")
     if read is None:
         return ()
     known = tuple(KnownDiscrepancy(d["model"], d["recipe"], d["seed"], d["statistic"], tuple(d["machines"]),
-                                   d["still_needed"], d["why"]) for d in read[0]["known"])  # fmt: skip
+                                   d["still_needed"], d["why"], d.get("extra_seeds_p", math.nan))
+                  for d in read[0]["known"])  # fmt: skip
     for k in known:
         if not k.still_needed:
             raise StudyError(f"{read[1]}: the record of {k.model} ({k.statistic}) is no longer needed; remove it")
+        if not k.extra_seeds_p < run_level(profile):  # NaN (not recorded) included
+            raise StudyError(f"{read[1]}: the record of {k.model} ({k.statistic}) needs extra_seeds_p below "
+                             f"{run_level(profile):.2%} (python benchmarks/extra_seeds.py: the live value's "
+                             f"p_from_study_and_extra), has {k.extra_seeds_p:g}")  # fmt: skip
     references = [profile.bases.get(k.model, k.model) for k in known]
     if twice := sorted({r for r in references if references.count(r) > 1}):
         raise StudyError(f"{read[1]}: more than one known discrepancy of reference {', '.join(twice)} (one at most)")

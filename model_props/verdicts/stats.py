@@ -47,9 +47,9 @@ from scipy import stats as sps
 from ..claims.base import Direction
 
 __all__ = [
-    "Direction", "Verdict", "Scope", "Estimate", "N_BOOT", "MIN_SEEDS", "POWER", "bootstrap", "bootstrap_two_sample",
-    "resamples", "t_interval", "paired_interval", "welch_interval", "decide", "holm", "contradiction_p",
-    "settle_point", "effect_origin",
+    "Direction", "Verdict", "Scope", "Repeated", "Estimate", "N_BOOT", "MIN_SEEDS", "POWER", "bootstrap",
+    "bootstrap_two_sample", "resamples", "t_interval", "paired_interval", "welch_interval", "decide", "holm",
+    "contradiction_p", "settle_point", "effect_origin",
 ]  # fmt: skip
 
 Verdict = Literal["supported", "contradicted", "inconclusive"]
@@ -57,6 +57,17 @@ Scope = Literal["checkpoint", "architecture"]
 N_BOOT = 2000
 MIN_SEEDS = 3  # an architecture verdict needs at least this many seeds
 POWER = 0.8  # the power at which a minimum detectable effect is stated
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A sequential look's repeated interval ``value +- critical x se``: look ``look`` (0-based) of a design over
+    ``sizes`` sampling units, ``critical`` its c_k carried to Student's t (:func:`~.sequential.critical_t`)."""
+
+    se: float
+    critical: float
+    look: int
+    sizes: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class Estimate:
     t: tuple[float, float, float] | None = None
     dropped: int = 0
     n_versus: int | None = None  # the other group's size for a two-sample interval
+    repeated: Repeated | None = None  # a sequential look's repeated interval (:mod:`.sequential`)
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -83,9 +95,11 @@ class Estimate:
 
     @property
     def standard_error(self) -> float:
-        """The t interval's standard error, or the bootstrap replicates' standard deviation."""
+        """The t interval's standard error, a sequential look's, or the bootstrap replicates' standard deviation."""
         if self.t is not None:
             return self.t[1]
+        if self.repeated is not None:
+            return self.repeated.se
         if self.replicates is not None and len(self.replicates) > 1:
             return float(np.std(self.replicates, ddof=1))
         return (self.high - self.low) / (2.0 * NormalDist().inv_cdf(0.5 + self.level / 2.0))

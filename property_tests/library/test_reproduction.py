@@ -3,7 +3,8 @@ made-up reversals of a supported claim fail, the two live estimates that lie fur
 direction pass, the shifted-study case is reported with its power, a live value undefined where the study's is
 defined fails, the omnibus catches a broad shift, every log-scale statistic is positive, the leave-one-seed-out
 calibration is counted, a claim test's live check fails with its own exception, and discrepancy records are keyed
-by the draw and refused when they name another model's statistic or a second record of one reference."""
+by the draw and refused when they name another model's statistic, a second record of one reference, or lack extra
+seeds' p-value below the reference's level."""
 
 from __future__ import annotations
 
@@ -137,30 +138,43 @@ def test_a_failed_live_check_fails_the_claim_test_with_its_own_exception():
     assert not isinstance(raised.value, ClaimContradicted) and "live check:" in outcome.message()
 
 
-def _record(model: str, statistic: str) -> dict:
+def _record(model: str, statistic: str, **extra) -> dict:
     return {"model": model, "recipe": "abc/def", "seed": 100, "statistic": statistic, "machines": ["2-core EPYC"],
-            "still_needed": True, "why": "an outlier draw"}  # fmt: skip
+            "still_needed": True, "why": "an outlier draw", "extra_seeds_p": 0.001, **extra}  # fmt: skip
 
 
 def test_known_discrepancies_are_keyed_by_the_draw_and_refused_when_they_name_another_model(tmp_path):
     statistics = _family("pit")
     label = _label(statistics, BLOCKS, "pit")
     live = _at_mean(statistics) | {label: -0.05}
-    known = KnownDiscrepancy("pit", "abc/def", 100, label, ("2-core EPYC",), True, "an outlier draw")
+    known = KnownDiscrepancy("pit", "abc/def", 100, label, ("2-core EPYC",), True, "an outlier draw", 0.001)
     with pytest.raises(ReproductionDiscrepancy, match="an outlier draw"):
         reproduce("pit", statistics, live, PROFILE, [known]).assert_reproduced()
     with pytest.raises(AssertionError, match="no longer fails") as back:
         reproduce("pit", statistics, _at_mean(statistics), PROFILE, [known]).assert_reproduced()
     assert not isinstance(back.value, ReproductionDiscrepancy)
-    with pytest.raises(StudyError, match="a statistic of pit, not of vit"):
-        reproduce("pit", statistics, live, PROFILE, [dataclasses.replace(known, model="vit")])
+    for other in ("vit", "swin"):
+        with pytest.raises(StudyError, match=f"a statistic of pit, not of {other}$"):  # one line
+            reproduce("pit", statistics, live, PROFILE, [dataclasses.replace(known, model=other)])
     path = tmp_path / "smoke-discrepancies.json"
-    path.write_text(json.dumps({"schema_version": 2, "known": [_record("pit", label)]}))
+    path.write_text(json.dumps({"schema_version": 3, "known": [_record("pit", label)]}))
     assert load_discrepancies(PROFILE, tmp_path) == (known,)
-    path.write_text(json.dumps({"schema_version": 2, "known": [_record("vit", "a"), _record("vit_gap", "b")]}))
+    path.write_text(json.dumps({"schema_version": 3, "known": [_record("vit", "a"), _record("vit_gap", "b")]}))
     with pytest.raises(StudyError, match="more than one known discrepancy of reference vit"):
         load_discrepancies(PROFILE, tmp_path)
-    path.write_text(json.dumps({"schema_version": 1, "known": []}))
-    with pytest.raises(StudyError, match="schema version 1"):
+    path.write_text(json.dumps({"schema_version": 2, "known": []}))
+    with pytest.raises(StudyError, match="schema version 2"):
+        load_discrepancies(PROFILE, tmp_path)
+
+
+@pytest.mark.parametrize("extra", [{"extra_seeds_p": None}, {"extra_seeds_p": 0.2}, {"extra_seeds_p": 0.01}])
+def test_a_known_discrepancy_needs_extra_seeds_that_confirm_the_draw_is_off(tmp_path, extra):
+    """Without the live value's p-value from the study and extra seeds together, or with one at or above the
+    reference's level (5 % / 5 references), the study's prediction may be too narrow: the record is refused."""
+    record = _record("pit", "s") | extra
+    if extra["extra_seeds_p"] is None:
+        del record["extra_seeds_p"]
+    (tmp_path / "smoke-discrepancies.json").write_text(json.dumps({"schema_version": 3, "known": [record]}))
+    with pytest.raises(StudyError, match="needs extra_seeds_p below 1.00%"):
         load_discrepancies(PROFILE, tmp_path)
     assert load_discrepancies(PROFILE) == ()  # the committed file: no record is needed under the one-sided rule

@@ -81,6 +81,36 @@ def test_a_moved_verdict_fails_its_claim_test_and_the_update_shows_exactly_that_
     assert compare_snapshot(settings) == 0
 
 
+def test_an_update_from_a_recipes_folder_without_a_snapshot_writes_it_there_never_into_the_package(
+    tmp_path, monkeypatch, capsys
+):
+    """A user's folder holding a study (one verdict moved) but no snapshot: the check compares against no snapshot
+    and names --recipes in its command; the update writes the snapshot into the folder, and the built-in snapshot,
+    the one the installed package holds, is neither written nor changed."""
+    folder = tmp_path / "recipes"
+    folder.mkdir()
+    claim_id, model, part = _moved(folder)
+    (folder / "smoke-expectations.json").unlink()
+    builtin = (FIXTURES / "smoke-expectations.json").resolve()
+    before = builtin.read_bytes()
+    write_text = Path.write_text
+
+    def guarded(path: Path, *args, **kwargs):
+        if path.resolve() == builtin:
+            raise AssertionError(f"wrote into the built-in snapshot {builtin}")
+        return write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", guarded)
+    settings = Settings(profile="smoke", recipes=RecipeSource(folder), progress=False)
+    assert compare_snapshot(settings) == 1
+    assert f"--recipes {folder}" in capsys.readouterr().out
+    assert compare_snapshot(settings, update=True) == 0
+    written = load_snapshot("smoke", folder)
+    assert written is not None and Path(written.source) == folder / "smoke-expectations.json"
+    assert written.expected(get_claim(claim_id), model).parts[part] != "supported"
+    assert builtin.read_bytes() == before
+
+
 def test_a_known_failure_is_marked_from_the_snapshot_alone(inprocess, model_store, tmp_path):
     """Collection reads the snapshot, not the study: a snapshot that holds a supported part contradicted marks its
     test a strict xfail(raises=ClaimContradicted), which then fails (the study says supported)."""
