@@ -5,18 +5,38 @@ none (an *uncontrolled* part, listed in the reports and the README).
 A control names the reference the claim runs on, the model the mutant replaces (the model under test itself, or a
 model the part reads by name: ResNet as ``versus``, a variant as ``subject``), the checkpoint the mutant is made
 from, and the mutation (:mod:`model_props.testing.mutants`). The control counts only where the unmutated model is
-not already contradicted at the same scope, seed and sample: checkpoint scope, the live run's own weights. Training
-gives other weights on another machine, so a control is kept only where its base is contradicted on none of the
-seed study's seeds (checkpoint scope, each seed on its own sample); the others are uncontrolled, naming the seeds.
+not already contradicted at the same scope, seed and sample: checkpoint scope, the live run's own weights (the test
+asserts it). Training gives other weights on another machine, so a control is kept only where its base's estimate
+goes the part's way on every seed of the built-in seed study (:data:`STUDY`, each seed on its own sample): a
+checkpoint interval is built around that estimate, so a base whose estimate lies on the rule's other side on a seed
+may be contradicted on weights like those. The study holds the per-seed estimates, not per-seed checkpoint verdicts,
+so the rule reads the estimates: it is derived (:data:`BASE_AGAINST`), follows the study when it is regenerated, and
+is stricter than "contradicted on no seed" (a seed whose estimate lies on the other side within its interval also
+removes the control). The others are uncontrolled, naming the seeds.
+
+The architecture path has controls of its own (:data:`ARCHITECTURE_CONTROLS`): judged over several training seeds (a
+t interval over per-seed estimates, each on its own seed's sample), the part must be contradicted on those seeds'
+mutants while their unmutated models, judged the same way, are not (``property_tests/library/
+test_architecture_control.py``, on the tiny profile).
 
 Not imported by the catalogue's modules, so it is in no claim's statistics fingerprint.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+import math
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any, NamedTuple
 
-__all__ = ["Control", "CONTROLS", "UNCONTROLLED", "BELOW_CHANCE"]
+from ..training.profiles import BUILTIN_PACKAGE
+from . import get_claim
+
+__all__ = [
+    "Control", "DESIGNED", "CONTROLS", "UNCONTROLLED", "BELOW_CHANCE", "BASE_AGAINST", "STUDY", "base_estimates",
+    "against", "seeds_against", "ARCHITECTURE_CONTROLS",
+]  # fmt: skip
 
 
 class Control(NamedTuple):
@@ -26,7 +46,7 @@ class Control(NamedTuple):
     mutation: str
 
 
-_DESIGNED: dict[tuple[str, str], Control] = {
+DESIGNED: dict[tuple[str, str], Control] = {
     ("park2022.msa-flattens-loss", "ape-vs-resnet"): Control("vit", "vit", "warmup", "sharpened-loss"),
     ("park2022.vit-nonconvex", "nep-vs-resnet"): Control("vit", "resnet", "warmup", "concave-loss"),
     ("park2022.gap-convexifies", "nep-gap"): Control("vit", "vit_gap", "warmup", "concave-loss"),
@@ -74,6 +94,11 @@ _DESIGNED: dict[tuple[str, str], Control] = {
     ("raghu2021.vit-lower-like-resnet-mid", "lower-like-resnet-mid"): Control("vit", "vit", "final", "class-evidence-embedding"),
 }  # fmt: skip
 
+# Controls of the architecture path, judged over seeds (module docstring).
+ARCHITECTURE_CONTROLS: dict[tuple[str, str], Control] = {
+    ("park2022.msa-lowpass", "msa-later-half"): Control("vit", "vit", "final", "highpass-attention"),
+}
+
 BELOW_CHANCE = "the references' weights it reads are below twice chance on a study seed, so the part is never measured"
 
 # (claim id, part) -> why it has no control that counts
@@ -112,41 +137,51 @@ UNCONTROLLED: dict[tuple[str, str], str] = {
     ),
 }
 
-# Parts whose unmutated base is contradicted at checkpoint scope on these seeds of the smoke profile (0-4: the
-# two-stage study of 2026-11-26; 100: the live seed, on the machine that made the study): on those weights a mutant would prove nothing, so the control cannot count on
-# every machine. Re-check after a new study (each seed's base verdict, as the mutant test judges it).
-_BASE_CONTRADICTED: dict[tuple[str, str], tuple[int, ...]] = {
-    ("bai2021.same-recipe-adversarial", "pgd-drop-equivalent"): (0, 3, 4),
-    ("park2022.alternet-beats-resnet", "accuracy"): (4,),
-    ("park2022.alternet-beats-resnet", "corruption-accuracy"): (0, 1, 2, 3, 4),
-    ("park2022.alternet-buildup", "accuracy-msa-at-stage-end"): (4,),
-    ("park2022.alternet-buildup", "accuracy-resnet-msa"): (0, 2, 4),
-    ("park2022.conv-mlp-highpass", "conv-mlp"): (0, 1, 3, 4),
-    ("park2022.data-specificity-local-msa", "train-nll-local5"): (4,),
-    ("park2022.data-specificity-local-msa", "nep-local5-vs-global"): (100,),
-    ("park2022.gap-convexifies", "nep-gap"): (1,),
-    ("park2022.heads-convexify", "ape-heads"): (1,),
-    ("park2022.heads-convexify", "nep-heads"): (0,),
-    ("park2022.lesion-stage-pattern", "key-units"): (0, 1, 3, 4),
-    ("park2022.msa-adversarial-robust", "pgd-1/255"): (0, 2, 4),
-    ("park2022.msa-flattens-loss", "ape-vs-resnet"): (4,),
-    ("park2022.msa-reduces-variance", "msa"): (0, 2),
-    ("park2022.multistage-local-flatten", "nep-multistage"): (1, 3, 4),
-    ("park2022.vit-no-overfit-small-data", "error-vit_quarter"): (3, 4),
-    ("park2022.vit-no-overfit-small-data", "error-vit_small"): (2,),
-    ("park2022.vit-no-overfit-small-data", "train-nll-vit_quarter"): (0, 3, 4),
-    ("park2022.vit-no-overfit-small-data", "train-nll-vit_small"): (0, 1, 2, 3, 4),
-    ("raghu2021.attention-distance-grows", "lower-heads-mixed"): (2,),
-    ("raghu2021.data-scale-higher-layers", "higher-layers-weaker"): (0, 2),
-    ("raghu2021.skip-dominates", "cls-low-upper"): (0,),
-    ("raghu2021.vit-lower-like-resnet-mid", "upper-unmatched"): (0, 1, 2, 3, 4),
+STUDY = "smoke-seeds.json"  # the built-in seed study on whose every seed a control's base must hold
+
+
+def base_estimates(study: Mapping[str, Any], key: tuple[str, str], control: Control) -> list[float | None]:
+    """The unmutated base's per-seed estimates of part ``key`` in ``study`` (a seed study's JSON): the part's
+    statistic on the model it reads for reference ``control.model`` (its ``subject``, else that reference), minus
+    its ``versus`` paired by seed index, as the study records them (each seed on its own sample); None: undefined."""
+    claim_id, name = key
+    part = next(p for p in get_claim(claim_id).parts if p.name == name)
+    values = study["claims"][claim_id]["parts"][name]["values"]
+    subject = values[part.subject or control.model]
+    versus = values[part.versus] if part.versus else [0.0] * len(subject)
+    return [None if a is None or b is None else a - b for a, b in zip(subject, versus)]
+
+
+def against(estimate: float | None, direction: str, threshold: float) -> bool:
+    """Whether a base estimate leaves room for a contradiction: on the rule's other side of the threshold (outside
+    the margin, for ``within``), or undefined (the base would be skipped)."""
+    if estimate is None or math.isnan(estimate):
+        return True
+    if direction == "within":
+        return abs(estimate) > abs(threshold)
+    return estimate < threshold if direction == "greater" else estimate > threshold
+
+
+def seeds_against(study: Mapping[str, Any], key: tuple[str, str], control: Control) -> tuple[int, ...]:
+    """The study's seeds on which the base's estimate of part ``key`` goes against the part (:func:`against`)."""
+    part = next(p for p in get_claim(key[0]).parts if p.name == key[1])
+    estimates = base_estimates(study, key, control)
+    return tuple(s for s, e in zip(study["seeds"], estimates) if against(e, part.direction, part.threshold))
+
+
+_STUDY: dict[str, Any] = json.loads(resources.files(BUILTIN_PACKAGE).joinpath(STUDY).read_text())
+
+# Per designed control whose base goes against its part on a seed of the study: those seeds.
+BASE_AGAINST: dict[tuple[str, str], tuple[int, ...]] = {
+    key: seeds for key, control in DESIGNED.items() if (seeds := seeds_against(_STUDY, key, control))
 }
 
-CONTROLS: dict[tuple[str, str], Control] = {k: c for k, c in _DESIGNED.items() if k not in _BASE_CONTRADICTED}
-for _key, _seeds in _BASE_CONTRADICTED.items():
-    _c = _DESIGNED[_key]
+CONTROLS: dict[tuple[str, str], Control] = {k: c for k, c in DESIGNED.items() if k not in BASE_AGAINST}
+for _key, _seeds in BASE_AGAINST.items():
+    _c = DESIGNED[_key]
     UNCONTROLLED[_key] = (
-        f"the unmutated {_c.model} is already contradicted on it at checkpoint scope on seed"
-        f"{'s' if len(_seeds) > 1 else ''} {', '.join(map(str, _seeds))} (0-4: the study; 100: the live seed): its mutant ({_c.mutation}) would prove "
-        "nothing on those weights, so the control cannot count on every machine"
+        f"the unmutated {_c.model}'s estimate goes against it on seed{'s' if len(_seeds) > 1 else ''} "
+        f"{', '.join(map(str, _seeds))} of the {_STUDY['date']} seed study, so its base may be contradicted on "
+        f"weights like those and its mutant ({_c.mutation}) would prove nothing: the control cannot count on every "
+        "machine"
     )

@@ -6,18 +6,23 @@ A mutant stands in for one model the part reads: the model under test itself, or
 part reads, altered so that the finding is reversed (``model_props.testing.mutants``), and it is judged about those
 weights (checkpoint scope). Its base is judged the same way: the unmutated live weights at checkpoint scope, on the
 same measurement sample, so that the control compares like with like. A control whose base is already contradicted
-would prove nothing, and the test says so. Parts without a control are listed as uncontrolled, with the reason, in
-the reports and the README; nothing here passes them.
+would prove nothing, and the test says so. A control is kept only where its base's estimate goes the part's way on
+every seed of the committed seed study (``BASE_AGAINST``, derived from the study; checked here against the study as
+the verdicts layer reads it). Parts without a control are listed as uncontrolled, with the reason, in the reports and
+the README; nothing here passes them.
 """
 
 import pytest
 
 from model_props.claims import get_claim, list_claims
-from model_props.claims.controls import CONTROLS, UNCONTROLLED
+from model_props.claims.controls import BASE_AGAINST, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
 from model_props.plugin import state
 from model_props.session.live import needs_switch, not_live_claim
 from model_props.session.settings import Settings
 from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
+from model_props.verdicts import PerSeed
+from model_props.verdicts.stats import Estimate, decide
+from model_props.verdicts.study import load_study
 
 
 def not_trained_here(settings: Settings, key: tuple[str, str]) -> list[str]:
@@ -47,6 +52,42 @@ def test_every_part_is_controlled_or_listed_as_uncontrolled():
     assert set(CONTROLS) | set(UNCONTROLLED) == parts
     assert not set(CONTROLS) & set(UNCONTROLLED)
     assert {c.mutation for c in CONTROLS.values()} <= {*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, *INPUT_MUTANTS}
+
+
+def _seeds_against(key: tuple[str, str], model: str) -> tuple[int, ...]:
+    """The smoke study's seeds on which the part's per-seed estimate for reference ``model``, read as the
+    architecture judge reads it (``SeedStudy.part_evidence``, paired by seed index), would be contradicted by an
+    interval of zero width at it (:func:`~model_props.verdicts.stats.decide`), or is undefined."""
+    study = load_study("smoke")
+    assert study is not None and STUDY == "smoke-seeds.json"
+    claim = get_claim(key[0])
+    part = {p.name: p for p in claim.parts}[key[1]]
+    evidence = study.part_evidence(claim, part, model, study.seeds)
+    assert isinstance(evidence, PerSeed), f"the study does not measure the base of {key}: {evidence}"
+    versus = evidence.versus or (0.0,) * len(evidence.subject)
+    against = []
+    for seed, a, b in zip(study.seeds, evidence.subject, versus):
+        if a is None or b is None or a != a or b != b:
+            against.append(seed)
+        elif decide(Estimate(a - b, a - b, a - b, 0.95, 1), part.direction, part.threshold) == "contradicted":
+            against.append(seed)
+    return tuple(against)
+
+
+def test_the_bases_that_go_against_their_part_are_derived_from_the_study():
+    """The uncontrolled list follows the committed study: per designed control, the seeds where the base's estimate
+    goes against the part, computed here through the verdicts layer, are exactly ``BASE_AGAINST``'s."""
+    derived = {key: seeds for key, c in DESIGNED.items() if (seeds := _seeds_against(key, c.model))}
+    assert derived == BASE_AGAINST
+    assert set(CONTROLS) == set(DESIGNED) - set(derived)
+
+
+@pytest.mark.parametrize("listed", [("raghu2021.skip-dominates", "cls-high-lower"),
+                                 ("naseer2021.occlusion-robust", "relative-drop-vs-resnet")])  # fmt: skip
+def test_a_part_listed_as_already_contradicted_goes_against_its_part_on_every_study_seed(listed):
+    assert "already contradicted" in UNCONTROLLED[listed]
+    study = load_study("smoke")
+    assert study is not None and _seeds_against(listed, "vit") == study.seeds
 
 
 def test_fewer_than_half_of_the_controls_roll_the_classes():
