@@ -8,8 +8,9 @@ reads and hands it to the pure judge (:func:`~model_props.verdicts.judge`):
   live seed would move a committed verdict: :func:`~.reproduction.live_checks`); this machine's live weights are
   judged at checkpoint scope beside it (``live``: the figures, the numbers beside each verdict, the mutants'
   same-scope base).
-- ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint; a compared reference's
-  seeds from the study (two groups that share nothing: Welch).
+- ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint, each on its own sample
+  (:func:`.samples.sample_seed_of`); a compared reference's seeds from the study (two groups that share
+  nothing: Welch).
 - ``checkpoint``: the reports of these weights and of the models a part compares them with.
 
 A part is skipped, with the reason, where a model it reads is below twice chance accuracy (a mutant excepted:
@@ -189,7 +190,14 @@ class _Live:
 
 
 def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Evidence:
-    """A user's model over its checkpoints (training seeds); a compared reference over the study's seeds."""
+    """A user's model over its checkpoints (training seeds); a compared reference over the study's seeds.
+
+    Replica i is the draw (its training seed, its own sample keyed by its file's sha256) of the two-stage design, as
+    study seed j is (training seed j, the sample of seed j). Nothing pairs a replica with a study seed: replica i
+    shares neither its training seed nor its sample with seed i (the index is only the order of the files), so a
+    comparison with a reference is Welch's interval between the k replicas and the study's seeds. Within a replica,
+    a pair report (cross-model CKA) reads replica i, the partner's run, the seed control replica i + 1 and the null
+    on replica i's sample."""
     replicas = store.replicas(tested.name)
     study = store.study
     classes = store.dataset(tested.dataset).num_classes

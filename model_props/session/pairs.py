@@ -28,6 +28,7 @@ from ..training.loop import Checkpoint
 from ..training.recipes import Recipe
 from ..zoo import REFERENCE_MODELS, build_model
 from ..zoo.pretrained import weights_sha256
+from .samples import sample_seed_of
 from .tested import ModelUnderTest, anatomy_on_cpu
 
 if TYPE_CHECKING:
@@ -79,14 +80,14 @@ def measured(
     store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None, upto: int | None = None
 ) -> Any:
     """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
-    settings, on the session's measurement sample (:attr:`~.store.ModelStore.sample_seed`), from the measurement
-    cache or measured now; a chunked kind's on its first ``upto`` units."""
+    settings, on ``tested``'s measurement sample (:func:`.samples.sample_seed_of`: the session's, or a
+    user's replica's own), from the measurement cache or measured now; a chunked kind's on its first ``upto`` units."""
     s = store.settings
     return measure(
         kind,
         store.measure_input(tested),
         store.measurement_settings(tested),
-        seed=store.sample_seed,
+        seed=sample_seed_of(store, tested),
         device=s.device,
         cache_dir=s.cache_dir,
         remeasure=s.remeasure,

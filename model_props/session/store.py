@@ -82,7 +82,8 @@ class ModelStore:
     def sample_seed(self) -> int:
         """The seed every measurement of this session draws its sample with: the training seed's own
         (:func:`.samples.sample_seed`) where the models under test are the profile's recipes trained here, else (a
-        user's model, and the references compared with it) --claims-seed's."""
+        user's model, and the references compared with it) --claims-seed's; each of a user's replicas (3 or more
+        checkpoints) draws one of its own (:func:`.samples.sample_seed_of`)."""
         s = self.settings
         ours = all(n in self.profile.recipes and n not in s.checkpoints for n in self.models_under_test())
         return sample_seed(s.seed, self.train_seed) if ours else s.seed
@@ -165,7 +166,8 @@ class ModelStore:
         return self._models[key]
 
     def replicas(self, name: str) -> list[ModelUnderTest]:
-        """Every --checkpoint of a user's model: its training seeds, for an architecture verdict."""
+        """Every --checkpoint of a user's model: its training seeds, for an architecture verdict (each on a sample of
+        its own: :func:`.samples.sample_seed_of`)."""
         paths = self.settings.checkpoints.get(name, ())
         found = [self.get(name)]
         for i, path in enumerate(paths[1:], start=1):
