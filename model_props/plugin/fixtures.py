@@ -61,6 +61,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     from ..reporting.allure import allure_labels, allure_title, attach
     from ..reporting.figure_cache import cached_figure_png
     from ..reporting.figures import raw_measurements
+    from ..reporting.study_figure import study_figure_png
     from ..reporting.summary import judgement_record, model_facts, skip_record
     from ..session.evidence import judge_claim
 
@@ -78,7 +79,11 @@ def check_claim(model_store, request: pytest.FixtureRequest):
                 props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
             pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")
         outcome = judgement.outcome
-        png = cached_figure_png(model_store.settings.cache_dir, claim, tested.name, judgement.used)
+        png = (  # nothing measured in this run (a part judged from the study alone): the study's per-seed values
+            cached_figure_png(model_store.settings.cache_dir, claim, tested.name, judgement.used)
+            if judgement.used
+            else study_figure_png(outcome)
+        )
         attach(outcome, png, raw_measurements(judgement.used), judgement.live)
         allure_title(claim, tested.name, outcome.verdict, outcome.scope)
         if record:

@@ -60,3 +60,25 @@ def test_a_damaged_figure_is_drawn_again(tmp_path, used):
     (stored,) = (tmp_path / "figures").glob("*/figure.png")
     stored.write_bytes(b"not a png")
     assert cached_figure_png(tmp_path, claim, "vit", reports) == png
+
+
+def test_a_claim_judged_from_the_study_alone_draws_each_parts_per_seed_values(model_store):
+    """Nothing measured in this run (every part of park2022.gap-convexifies reads vit_gap, which a default run does
+    not train): the figure is one panel per part, with the study's per-seed values and the estimate drawn in it,
+    not an empty panel."""
+    import io
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from model_props.reporting.study_figure import study_figure_png
+
+    claim = get_claim("park2022.gap-convexifies")
+    outcome = model_store.study.evaluate(claim, "vit")
+    seeds = [p.seeds for p in outcome.parts if p.estimate is not None]
+    assert seeds and all(seeds), "a part with per-seed values to draw"
+    image = mpimg.imread(io.BytesIO(study_figure_png(outcome)))
+    assert image.shape[1] == 450 * len(outcome.parts)  # 4.5 in per part at 100 dpi
+    grey = np.isclose(image[..., :3], 115 / 255, atol=0.02).all(axis=-1)  # the per-seed points (grey 0.45)
+    red = (image[..., 0] > 0.75) & (image[..., 1] < 0.3) & (image[..., 2] < 0.3)  # the estimate (C3)
+    assert grey.sum() > 50 and red.sum() > 20, (grey.sum(), red.sum())
