@@ -38,7 +38,8 @@ def study_figure_png(outcome: Any) -> bytes:
         ax.set_xticks(range(x + 1), [name for name, _ in columns] + [f"estimate ({e.level:.0%})"], fontsize=8)
         ax.set_title(f"{p.part.name}: {p.verdict}", fontsize=9)
         ax.set_ylabel(textwrap.fill(p.part.statistic_name, 45), fontsize=8)
-    fig.suptitle(f"{outcome.claim.id} — {outcome.model}: judged from the seed study, per seed", fontsize=9)
+    title = f"{outcome.claim.id} — {outcome.model}: judged from the seed study, per seed"
+    fig.suptitle(textwrap.fill(title, 60 * len(parts)), fontsize=9)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)
