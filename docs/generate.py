@@ -7,8 +7,10 @@ expectation snapshot (``fixtures/smoke-expectations.json``), the controls (``mod
 coverage simulation (``benchmarks/results/coverage.json``), the benchmarks' results (``benchmarks/results/``).
 ``property_tests/library/test_docs.py`` and ``.ci/run`` fail when a block is stale.
 
-    python docs/generate.py          # rewrite the blocks
-    python docs/generate.py --check  # exit 1 (naming them) if a block is stale
+Each claim's page (``docs/claims/<claim id>.md``) is generated whole (``docs/claim_pages.py``).
+
+    python docs/generate.py          # rewrite the blocks and the claim pages, remove an orphaned claim page
+    python docs/generate.py --check  # exit 1 naming every stale, missing or orphaned file
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import json
 import re
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from model_props.claims import catalogue_markdown, get_claim, list_claims
-from model_props.claims.controls import CONTROLS, UNCONTROLLED
+from model_props.claims import get_claim, list_claims
+from model_props.claims.controls import BASE_AGAINST, BELOW_CHANCE, CONTROLS, DESIGNED, UNCONTROLLED
 from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
@@ -33,9 +36,14 @@ from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.stats import N_BOOT
 from model_props.verdicts.study import load_study
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs' own modules, beside this script
+import claim_pages  # noqa: E402
+import stamps  # noqa: E402
+from gen_reference import options_cli, options_markers, options_pytest  # noqa: E402
+from gen_site import quickstart_failure, quickstart_output  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-SHORT = {"supported": "ok", "contradicted": "no", "inconclusive": "?", "skipped": "-"}
 
 
 def _study():
@@ -54,7 +62,7 @@ def accuracy() -> str:
             per_seed = ", ".join(f"{a:.3f}" for a in acc)
             lines.append(f"| {name} | {checkpoint} ({c['step'][0]}) | {statistics.mean(acc):.3f} ± "
                          f"{statistics.stdev(acc):.3f} | {per_seed} |")  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + stamps.study_stamp()
 
 
 def verdicts() -> str:
@@ -84,12 +92,12 @@ def verdicts() -> str:
                 elif (mde := now[name].minimum_detectable_effect) is not None:
                     value += f" (MDE {mde:.2g})"
                 differs = "" if now[name].verdict == verdict else f" (study now: {now[name].verdict})"
-                parts.append(f"{name} {SHORT[verdict]}{value}{differs}")
+                parts.append(f"{name} {claim_pages.SHORT[verdict]}{value}{differs}")
             decided = [v for v in expected.parts.values() if v != "skipped"]
             overall = min(decided, key=priority.__getitem__) if decided else "skipped"
             cells.append(f"**{overall}**: " + "; ".join(parts) if parts else "skipped")
         lines.append(f"| `{claim.id}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + stamps.study_stamp()
 
 
 def disagreements() -> str:
@@ -97,7 +105,8 @@ def disagreements() -> str:
     study's architecture verdicts (the records the suite writes, as in summary.md)."""
     study = _study()
     profile = load_profile("smoke")
-    outcomes = [study.evaluate(claim, model) for claim in list_claims() if claim.disputes
+    disputed = {d.claim for c in list_claims() for d in c.disputes}  # each side's own verdict beside its restatement
+    outcomes = [study.evaluate(claim, model) for claim in list_claims() if claim.disputes or claim.id in disputed
                 for model in study.evaluated_on(claim)]  # fmt: skip
     records = [outcome_record(o) for o in outcomes if not o.skip_reason]
     models = {n: {"training": training_facts(profile.recipe(n))} for n in profile.references}
@@ -175,20 +184,41 @@ def discrepancies() -> str:
     if not known:
         return "None recorded."
     lines = [
-        "| model | live seed | recipe fingerprint | seen on | check that fails | why |",
-        "|---|---|---|---|---|---|",
+        "| model | live seed | recipe fingerprint | seen on | check that fails | extra seeds' p | why |",
+        "|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {k.model} | {k.seed} | `{k.recipe}` | {'; '.join(k.machines)} | {k.statistic} | {k.why} |"
-              for k in known]  # fmt: skip
+    lines += [f"| {k.model} | {k.seed} | `{k.recipe}` | {'; '.join(k.machines)} | {k.statistic} | "
+              f"{k.extra_seeds_p:.2g} | {k.why} |" for k in known]  # fmt: skip
     return "\n".join(lines)
 
 
 def uncontrolled() -> str:
-    """The parts without a control that counts, and why (the claim tests still judge them)."""
-    lines = [f"{len(CONTROLS)} parts are controlled; {len(UNCONTROLLED)} are not:", "",
-             "| claim | part | why it has no control |", "|---|---|---|"]  # fmt: skip
-    for (claim_id, part), why in sorted(UNCONTROLLED.items(), key=lambda kv: get_claim(kv[0][0]).number):
-        lines.append(f"| {get_claim(claim_id).number} `{claim_id}` | `{part}` | {why} |")
+    """The parts without a control that counts, and why (the claim tests still judge them): one table of the parts
+    whose unmutated base goes against them on a study seed (one reason, stated once), one of the parts never
+    measured, and the rest with their own reasons."""
+
+    def order(key: tuple[str, str]) -> tuple[int, str]:
+        return get_claim(key[0]).number, key[1]
+
+    def cell(key: tuple[str, str]) -> str:
+        return f"| {get_claim(key[0]).number} `{key[0]}` | `{key[1]}` |"
+
+    against = sorted(BASE_AGAINST, key=order)
+    below = sorted((k for k, why in UNCONTROLLED.items() if why.startswith(BELOW_CHANCE)), key=order)
+    other = sorted(set(UNCONTROLLED) - set(against) - set(below), key=order)
+    lines = [f"{len(CONTROLS)} parts are controlled; {len(UNCONTROLLED)} are not.", "",
+             f"**{len(against)} parts whose unmutated base goes against them** on a seed of the committed study: its "
+             "estimate lies on the rule's other side there, so on weights like those the base may be contradicted "
+             "already, its mutant would prove nothing, and the control cannot count on every machine.", "",
+             "| claim | part | base | its mutant | study seeds against |", "|---|---|---|---|---|"]  # fmt: skip
+    lines += [f"{cell(k)} {DESIGNED[k].model} | {DESIGNED[k].mutation} | {', '.join(map(str, BASE_AGAINST[k]))} |"
+              for k in against]  # fmt: skip
+    lines += ["", f"**{len(below)} parts never measured**: {BELOW_CHANCE}.", "",
+              "| claim | part | the model below twice chance |", "|---|---|---|"]  # fmt: skip
+    lines += [f"{cell(k)} {UNCONTROLLED[k].removeprefix(BELOW_CHANCE).strip(' ()')} |" for k in below]
+    lines += ["", f"**{len(other)} parts for reasons of their own:**", "", "| claim | part | why it has no control |",
+              "|---|---|---|"]  # fmt: skip
+    lines += [f"{cell(k)} {UNCONTROLLED[k]} |" for k in other]
     return "\n".join(lines)
 
 
@@ -211,8 +241,24 @@ def coverage() -> str:
     return "\n".join(lines) + (
         f"\n\n({data['reps']:,} simulated studies per row; seed-to-seed sd {data['tau']} (what a seed index gives both "
         f"recipes, and each recipe's own), per-image sd {data['image']} shared by the recipes measured on one sample and "
-        f"{data['model']} of each recipe's own, {data['n']} images per sample; nominal 95 %.)"
+        f"{data['model']} of each recipe's own, {data['n']} images per sample; nominal 95 %.)\n\n"
+        + _two_stage(data)
+        + "\n\n"
+        + stamps.stamp("coverage.json")
     )
+
+
+def _two_stage(data: dict) -> str:
+    """A user's k checkpoints as they are measured, each replica on a sample of its own, with effects resampled from
+    the committed study's standardised residuals (coverage.json's ``two_stage`` rows)."""
+    rows = data["two_stage"]
+    lines = [f"A user's k checkpoints, each measured on its own sample (seed, sample and noise effects resampled from "
+             f"the {rows[0]['residuals']} standardised residuals of the committed study's {rows[0]['study_seeds']} "
+             f"seeds; {data['reps']:,} simulated studies per row):", "",
+             "| k | t over the replicas | Welch against the study's seeds | had they shared one sample |",
+             "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {r['k']} | {r['replicas']:.1%} | {r['welch']:.1%} | {r['shared_sample']:.1%} |" for r in rows]
+    return "\n".join(lines)
 
 
 def extra_seeds() -> str:
@@ -228,35 +274,40 @@ def extra_seeds() -> str:
                          f"{data['seeds'][0]}-{data['seeds'][-1]}: [{min(extra):+.3f}, {max(extra):+.3f}], outside: "
                          f"{outside} | seed {live['seed']}: {live['value']:+.3f}, p = {live['p']:.2g}; "
                          f"{live['p_from_study_and_extra']:.2g} |")  # fmt: skip
-    return "\n".join(lines)
+    paths = sorted((ROOT / "benchmarks" / "results").glob("extra-seeds-*.json"))
+    return "\n".join(lines) + "\n\n" + " ".join(stamps.stamp(p.name) for p in paths)
 
 
 def sequential() -> str:
     """The simulation of sequential against fixed checkpoint verdicts, from sequential.json."""
     data = _result("sequential.json")
-    lines = ["| statistic (looks) | effect (SE) | fixed: supported / contradicted | sequential: supported / "
-             "contradicted | sample used | targets met |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| statistic (looks) | effect (SE) | replicates (MC error at 2.5 %) | fixed: supported / contradicted | "
+             "sequential: supported / contradicted | sample used | targets met |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in data["rows"]:
         f, s = r["fixed"], r["sequential"]
         met = ", ".join(k.replace("_", " ") for k, ok in r["checks"].items() if ok)
         missed = ", ".join(k.replace("_", " ") for k, ok in r["checks"].items() if not ok)
-        lines.append(f"| {r['kind']} ({', '.join(map(str, r['looks']))}) | {r['effect']} | {f['supported']:.1%} / "
+        reps = f"{r.get('reps', data['reps']):,} ({r.get('mc_error', data['mc_error_at_2.5%']):.2%})"
+        lines.append(f"| {r['kind']} ({', '.join(map(str, r['looks']))}) | {r['effect']} | {reps} | {f['supported']:.1%} / "
                      f"{f['contradicted']:.2%} | {s['supported']:.1%} / {s['contradicted']:.2%} | {r['used']:.0%} "
                      f"(analytic {r['analytic_used']:.0%}) | {met}{'; **missed: ' + missed + '**' if missed else ''} |")  # fmt: skip
     return "\n".join(lines) + (
-        f"\n\n({data['reps']:,} replicates per row; Monte Carlo error {data['mc_error_at_2.5%']:.2%} at a 2.5 % rate. "
-        "Targets: false verdicts (either side at effect 0, contradicted above it) at most 2.5 % within 2 Monte Carlo "
-        "errors; power within 2 points of the fixed design; at most 65 % of the sample used at 4 SE and above.)"
+        "\n\n(Targets: false verdicts (either side at effect 0, contradicted above it) at most 2.5 % within 2 Monte Carlo "
+        "errors; power within 2 points of the fixed design; at most 65 % of the sample used at 4 SE and above.)\n\n"
+        + stamps.stamp("sequential.json")
     )
 
 
 def false_contradictions() -> str:
     study = _study()
-    tests = sum(len(study.evaluated_on(c)) for c in list_claims())
-    alpha = (1 - 0.95) / 2
-    return (f"Each claim's contradiction is tested at a one-sided {alpha:.1%} family-wise level (Holm's procedure "
-            f"across its parts), so if no finding were false at all, the {tests} claim x reference tests of the smoke "
-            f"suite would show at most {alpha * tests:.1f} false contradictions on average ({alpha:.1%} x {tests}); "
+    tests = Counter((1 - c.level) / 2 for c in list_claims() for _ in study.evaluated_on(c))
+    bound = sum(alpha * n for alpha, n in tests.items())
+    per = " and ".join(f"{n} at {alpha:.1%}" for alpha, n in sorted(tests.items()))
+    return (f"Each claim's contradiction is tested at the one-sided family-wise level of its own confidence, "
+            f"(1 - level) / 2 (Holm's procedure across its parts): of the {sum(tests.values())} claim x reference "
+            f"tests of the smoke suite, {per}. If no finding were false at all, they would show at most {bound:.1f} "
+            f"false contradictions on average ({' + '.join(f'{a:.1%} x {n}' for a, n in sorted(tests.items()))}); "
             f"checkpoint-scope intervals use {N_BOOT:,} bootstrap resamples.")  # fmt: skip
 
 
@@ -311,7 +362,7 @@ def pretrained_224() -> str:
     lines += ["", "\\* what a comparator of your own (`--claims-versus`) adds, per model: only parts that compare with "
               "another model read it. Timed on a sample and scaled linearly: " + "; ".join(f"{k} {v['sampled']}"
                                                                           for k, v in sample.items()) + "."]  # fmt: skip
-    return "\n".join(lines + ["", _sequential_224(data)])
+    return "\n".join(lines + ["", _sequential_224(data), "", stamps.stamp("pretrained_224.json")])
 
 
 def _first_look(kind: str, whole: int) -> int:
@@ -378,7 +429,8 @@ def run_times() -> str:
                  f"(\"{_outcome(every)}\", {_at(every)})")  # fmt: skip
     else:
         text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
-    return text + ". Measured by `python benchmarks/run_times.py` (`benchmarks/RESULTS.md`)."
+    runs = (("cold", "cold"), ("warm", "warm"), ("train", "train"), ("cold_all", "cold-all"))
+    return text + ". " + " ".join(stamps.stamp("run_times.json", k, args=a) for k, a in runs if k in data)
 
 
 def cold_phases() -> str:
@@ -394,7 +446,8 @@ def cold_phases() -> str:
             f"{trained / 60:.1f} min ({phases['models']} model entries){then}; the tests took the rest. Measuring "
             f"{sum(kinds.values()):,.0f} s by the cache's records, summed over the processes that measured (so more than "
             "the wall time where two measured at once): "
-            + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ".")  # fmt: skip
+            + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ". "
+            + stamps.stamp("run_times.json", "cold", args="cold"))  # fmt: skip
 
 
 def new_checkpoint() -> str:
@@ -412,7 +465,7 @@ def new_checkpoint() -> str:
         f"{p['part']} {p['used']} of {p['sample']}" for p in parts) + ")") if parts else ""  # fmt: skip
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
             f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked} "
-            "(`benchmarks/RESULTS.md`).")  # fmt: skip
+            "(`benchmarks/RESULTS.md`). " + stamps.stamp("run_times.json", "new_checkpoint", args="checkpoint"))  # fmt: skip
 
 
 def evidence() -> str:
@@ -420,36 +473,6 @@ def evidence() -> str:
     return "\n".join(
         f"- **{c.number}** `{c.id}` ({c.paper.citation}, {c.section}): {c.evidence}." for c in list_claims()
     )
-
-
-def claim_sections() -> str:
-    """A section per claim: its paper and statement, what the paper shows, its rules, and its verdict per reference
-    (the snapshot's, with the study's numbers over every seed)."""
-    study, snapshot = _study(), load_snapshot("smoke")
-    out = []
-    for claim in list_claims():
-        out += [f"## {claim.number}. {claim.id}", "", f"**{claim.paper.citation}, {claim.section}.** {claim.statement}",
-                "", f"*Units:* {claim.units}.", "", f"*The paper:* {claim.evidence}.", "",
-                "| part | rule | controlled |", "|---|---|---|"]  # fmt: skip
-        for p in claim.parts:
-            control = CONTROLS.get((claim.id, p.name))
-            why = f"by the mutant `{control.mutation}`" if control else f"no: {UNCONTROLLED[(claim.id, p.name)]}"
-            rule = p.rule.replace("|", "\\|")
-            out.append(f"| `{p.name}` | {rule} | {why} |")
-        rows = []
-        for model in study.evaluated_on(claim):
-            expected = snapshot.expected(claim, model) if snapshot else None
-            for outcome in study.evaluate(claim, model).parts:
-                e = outcome.estimate
-                number = f"{e.value:+.3g} [{e.low:+.3g}, {e.high:+.3g}]" if e else outcome.reason
-                want = expected.parts.get(outcome.part.name, "none") if expected else "none"
-                rows.append(f"| {model} | `{outcome.part.name}` | {want} | {number} |")
-        if rows:
-            out += ["", "On the references, over the study's seeds (the snapshot's verdict, the estimate and its 95 % "
-                    "interval; 90 % for an equivalence claim):", "", "| reference | part | verdict | value [interval] |",
-                    "|---|---|---|---|", *rows]  # fmt: skip
-        out.append("")
-    return "\n".join(out).rstrip()
 
 
 def readme_verdicts() -> str:
@@ -489,7 +512,10 @@ def gpu() -> str:
         f"At commit `{data.get('commit', 'unknown')}` on {data.get('date', 'an unrecorded date')}, on {data['device']} "
         f"(torch {data['torch']}, CUDA {data['cuda']}, timm {data['timm']}, {data['cpu_count']} "
         f"cores; TF32 in matmuls {data['tf32_matmul']}, in cuDNN convolutions {data['tf32_cudnn']}), all phases side "
-        f"by side within a deadline of {data['deadline_s']:.0f} s:\n\n" + "\n".join(rows)
+        f"by side within a deadline of {data['deadline_s']:.0f} s:\n\n"
+        + "\n".join(rows)
+        + "\n\n"
+        + stamps.stamp("gpu.json")
     )
 
 
@@ -498,7 +524,6 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "cold-phases": cold_phases,
     "new-checkpoint": new_checkpoint,
     "grid": grid,
-    "catalogue": lambda: catalogue_markdown().rstrip("\n"),
     "accuracy": accuracy,
     "verdicts": verdicts,
     "readme-verdicts": readme_verdicts,
@@ -516,7 +541,12 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "pretrained-224": pretrained_224,
     "gpu": gpu,
     "evidence": evidence,
-    "claim-sections": claim_sections,
+    "claim-index": claim_pages.index,
+    "options-pytest": options_pytest,
+    "options-cli": options_cli,
+    "options-markers": options_markers,
+    "quickstart-output": quickstart_output,
+    "quickstart-failure": quickstart_failure,
 }
 BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->)", re.S)
 
@@ -540,25 +570,33 @@ def render(text: str, made: dict[str, str]) -> str:
     return BLOCK.sub(body, text)
 
 
+def generated() -> dict[Path, str]:
+    """Every generated file's text as the data makes it: each document with its blocks rewritten, and each claim's
+    page (``docs/claims/``)."""
+    made: dict[str, str] = {}
+    fresh = {path: render(path.read_text(), made) for path in documents()}
+    unused = sorted(set(BLOCKS) - set(made))
+    if unused:
+        sys.exit(f"generated blocks no document holds: {', '.join(unused)}")
+    return fresh | claim_pages.pages()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 naming every stale file")
     args = p.parse_args()
-    made: dict[str, str] = {}
-    stale = []
-    for path in documents():
-        current = path.read_text()
-        fresh = render(current, made)
-        if fresh != current:
-            stale.append(path.relative_to(ROOT).as_posix())
-            if not args.check:
-                path.write_text(fresh)
-    unused = sorted(set(BLOCKS) - set(made))
-    if unused:
-        sys.exit(f"generated blocks no document holds: {', '.join(unused)}")
-    if args.check and stale:
-        sys.exit(f"stale generated blocks in {', '.join(stale)}: run python docs/generate.py")
-    print(("stale: " if args.check else "rewrote: ") + (", ".join(stale) if stale else "nothing"))
+    fresh = generated()
+    differ = claim_pages.differences(fresh)
+    named = [f"{path.relative_to(ROOT).as_posix()} ({why})" for path, why in differ]
+    if args.check and differ:
+        sys.exit(f"stale generated files: {', '.join(named)}: run python docs/generate.py")
+    for path, why in differ:  # (--check has exited where any differs)
+        if why == "orphaned":
+            path.unlink()
+        else:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(fresh[path])
+    print(("stale: " if args.check else "rewrote: ") + (", ".join(named) if named else "nothing"))
 
 
 if __name__ == "__main__":

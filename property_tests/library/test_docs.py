@@ -93,3 +93,39 @@ def test_the_readme_is_short_and_links_into_the_site():
 def test_every_page_is_in_the_sites_navigation():
     nav = set(re.findall(r":\s*([a-z0-9-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
     assert nav == {p.name for p in DOCS.glob("*.md")}
+
+
+@pytest.fixture(scope="module")
+def claim_pages():
+    """The claim pages as the generator makes them (path -> text)."""
+    return GENERATOR.claim_pages.pages()
+
+
+def test_there_is_one_current_page_per_claim_and_none_other(claim_pages):
+    from model_props.claims import list_claims
+
+    assert sorted(p.name for p in claim_pages) == sorted(f"{c.id}.md" for c in list_claims())
+    differ = GENERATOR.claim_pages.differences(claim_pages)
+    assert not differ, f"run python docs/generate.py: {[f'{p.name} ({why})' for p, why in differ]}"
+
+
+def test_the_check_names_a_changed_a_missing_and_an_orphaned_page(claim_pages, tmp_path):
+    fresh = {tmp_path / p.name: text for p, text in claim_pages.items()}
+    for path, text in fresh.items():
+        path.write_text(text)
+    assert GENERATOR.claim_pages.differences(fresh, tmp_path) == []
+    changed, missing = sorted(fresh)[:2]
+    changed.write_text(changed.read_text().replace("| supported |", "| contradicted |", 1) + "\n")
+    missing.unlink()
+    (orphan := tmp_path / "park2022.withdrawn-claim.md").write_text("# 31. park2022.withdrawn-claim\n")
+    found = GENERATOR.claim_pages.differences(fresh, tmp_path)
+    assert sorted(found) == sorted([(changed, "stale"), (missing, "missing"), (orphan, "orphaned")])
+
+
+def test_the_sites_navigation_lists_the_catalogue_then_every_claim_page_in_order():
+    from model_props.claims import list_claims
+
+    nav = re.findall(r"^\s+- (.+): (claims(?:/[\w.-]+)?\.md)$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    expected = [("The claim catalogue", "claims.md")]
+    expected += [(f'"{c.number}. {c.id}"', f"claims/{c.id}.md") for c in list_claims()]
+    assert nav == expected
