@@ -4,10 +4,9 @@ decided, and hands Holm a repeated p-value rounded up to Holm's own levels."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
+from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
@@ -15,16 +14,6 @@ from model_props.verdicts import Evidence, Looked, OnLooks, judge
 from model_props.verdicts.sequential import boundaries, critical_t, design, repeated_p
 
 N = 512  # the smoke profile's attack images: 8 looks of 64
-
-
-@dataclass
-class Scores:
-    """A report of one number per image."""
-
-    values: np.ndarray
-
-    def size(self, sampling: str) -> int:
-        return len(self.values)
 
 
 def claim(*parts: Part) -> Claim:

@@ -5,11 +5,10 @@ the number of seeds that would settle a part comes with the correction a second 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 from scipy import stats as sps
+from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
@@ -19,14 +18,6 @@ from model_props.verdicts.sequential import critical_t, design
 from model_props.verdicts.stats import bootstrap, t_interval
 
 BATCHES = 16  # the smoke profile's Hessian batches: 4 looks of 4
-
-
-@dataclass
-class Batches:
-    values: np.ndarray
-
-    def size(self, sampling: str) -> int:
-        return len(self.values)
 
 
 def _part(direction: str = "greater") -> Part:
@@ -39,7 +30,7 @@ def _claim(part: Part) -> Claim:
 
 
 def _judged(values: np.ndarray, n_boot: int = 20_000):
-    looked = Looked("a", lambda n: Batches(values[:n]), len(values), "batches")
+    looked = Looked("a", lambda n: Scores(values[:n]), len(values), "batches")
     return judge(Evidence(_claim(_part()), "a", "checkpoint", {"nep": OnLooks(looked)}), n_boot=n_boot).parts[0]
 
 
