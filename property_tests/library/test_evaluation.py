@@ -3,10 +3,9 @@ indices, Holm across parts, undefined statistics, skipped parts, and the test ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
+from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
@@ -23,16 +22,6 @@ from model_props.verdicts import (
     Skipped,
     judge,
 )
-
-
-@dataclass
-class Scores:
-    """A report of one number per image."""
-
-    values: np.ndarray
-
-    def size(self, sampling: str) -> int:
-        return len(self.values)
 
 
 def mean(report: Scores, idx: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats as sps
+from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
@@ -39,14 +40,6 @@ class Batches:
 
     def size(self, sampling: str) -> int:
         return len(self.per_batch)
-
-
-@dataclass
-class Values:
-    values: np.ndarray
-
-    def size(self, sampling: str) -> int:
-        return len(self.values)
 
 
 def _cka_gap(report: Batches, batches: np.ndarray) -> np.ndarray:
@@ -123,11 +116,11 @@ def test_two_samples_get_welchs_interval_where_the_statistic_is_a_mean():
     rng = np.random.default_rng(2)
     a, b = rng.exponential(1.0, 12), rng.gamma(4.0, 0.25, 20)
 
-    def mean(report: Values, i: np.ndarray) -> np.ndarray:
+    def mean(report: Scores, i: np.ndarray) -> np.ndarray:
         return report.values[i].mean(axis=-1)
 
     part = Part("diff", "mean difference", mean, "greater", versus="b")
-    both = OnReports(Measured("a", Values(a), "s"), Measured("b", Values(b), "t"))
+    both = OnReports(Measured("a", Scores(a), "s"), Measured("b", Scores(b), "t"))
     estimate = judge(Evidence(_claim(part), "a", "checkpoint", {"diff": both})).parts[0].estimate
     assert estimate is not None and estimate.t is not None
     welch = sps.ttest_ind(a, b, equal_var=False)
