@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -30,8 +31,10 @@ from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
+from model_props.verdicts.family import family, single_check
 from model_props.verdicts.live_check import Check
-from model_props.verdicts.reproduction import FAMILY_LEVEL, claim_checks, family, held_out, load_discrepancies
+from model_props.verdicts.omnibus import Omnibus
+from model_props.verdicts.reproduction import FAMILY_LEVEL, claim_checks, held_out, load_discrepancies, reproduce
 from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.stats import N_BOOT
 from model_props.verdicts.study import load_study
@@ -147,30 +150,75 @@ def reproduction() -> str:
             f"nominal {nominal:.0%} per reference, so about {nominal * len(trials):.2f} failures are expected.")  # fmt: skip
 
 
+def _broad_shift(name: str, statistics) -> float | None:
+    """The least broad shift, in predictive SDs on every statistic towards the side its check tests (a grid of
+    0.5), that fails the reference's omnibus on the committed study; None past 6."""
+    profile = load_profile("smoke")
+    for shift in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0):
+        live = {}
+        for s in statistics:
+            single = single_check(s, 0.0)
+            step = (-1 if s.sides == {"lower"} else 1) * shift * single.predictive.spread if single else 0.0
+            live[s.label] = s.scale.back(single.predictive.mean + step) if single else 0.0
+        if any(isinstance(c, Omnibus) for c in reproduce(name, statistics, live, profile).failed):
+            return shift
+    return None
+
+
 def reproduction_power() -> str:
     """Each live check's shift detected with 80 % power at its level (the first step of Holm's procedure: a lower
-    bound on its power), on the default run's families over all five study seeds."""
+    bound on its power), the seeds at which a reversal of its part would fail it, and the broad shift each
+    reference's omnibus detects, on the default run's families over the study's seeds."""
     study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
     rows, each = [], []
     for name in profile.references:
         statistics = family(study, profile, name, snapshot, profile.references.__contains__)
-        readers = {r[:2] for s in statistics for r in s.readers}
         mean = {s.label: _mean(s.values) for s in statistics}
+        readers = {r[:2] for s in statistics for r in s.readers}
         checks = {c.what: c for claim, model in readers for c in claim_checks(claim, model, {name: statistics}, mean, profile)}  # fmt: skip
-        by_sides = {n: [c for c in checks.values() if len(c.sides) == n] for n in (1, 2)}
+        testable = [c for c in checks.values() if c.testable]
+        by_sides = {n: [c for c in testable if len(c.sides) == n] for n in (1, 2)}
         level = next(iter(checks.values())).level
         counts = ", ".join(f"{len(found)} {('one', 'two')[n - 1]}-sided" for n, found in by_sides.items() if found)
+        untestable = len(checks) - len(testable)
+        counts += f", {untestable} untestable" if untestable else ""
         sds = ", ".join(f"{max(c.detectable_sds for c in found):.1f} {('one', 'two')[n - 1]}-sided"
                         for n, found in by_sides.items() if found)  # fmt: skip
-        rows.append(f"| {name} | {counts} | {level:.2g} | {sds} |")
+        broad = _broad_shift(name, statistics)
+        rows.append(f"| {name} | {counts} | {level:.2g} | {sds} | {f'{broad:g}' if broad else 'over 6'} |")
         for c in sorted(checks.values(), key=lambda c: c.what):
-            shift = f"x{c.detectable():.3g}" if c.scale == "log" else f"{c.detectable():.3g}"
-            each.append(f"| {name} | {c.what} | {'/'.join(sorted(c.sides))} | {c.scale} | {shift} |")
+            if not c.testable:
+                needs = c.seeds_to_test()
+                seen = f"untestable: covers the range; testable with {needs if needs else 'over 100'} seeds"
+                each.append(f"| {name} | {c.what} | {'/'.join(sorted(c.sides))} | {c.scale} | {seen} | - |")
+                continue
+            seeds = c.seeds_to_see_reversal()
+            reversal = "-" if math.isnan(c.distance_to_null()) else (
+                "now" if seeds == len(study.seeds) else f"{seeds} seeds" if seeds else "over 100 seeds")  # fmt: skip
+            each.append(f"| {name} | {c.what} | {'/'.join(sorted(c.sides))} | {c.scale} | "
+                        f"{c.scale.shift(c.detectable())} | {reversal} |")  # fmt: skip
     return "\n".join(["| reference | single checks | level of each (Holm's first step) | 80 % power at a shift of "
-                      "(study SDs) |", "|---|---|---|---|", *rows, "", "<details><summary>Each check's shift, in its "
-                      "statistic's units (a factor on the log scale)</summary>", "",
-                      "| reference | statistic | rejects a live value on the side | scale | 80 % power at a shift of |",
-                      "|---|---|---|---|---|", *each, "", "</details>"])  # fmt: skip
+                      "(study SDs) | the omnibus fails at a broad shift of (predictive SDs) |", "|---|---|---|---|---|",
+                      *rows, "", "<details><summary>Each check's shift, in its statistic's units (a factor on the "
+                      "log scale, a difference on the logit scale), and the seeds at which a live value at its part's "
+                      "null (a reversal of the study's verdict) would fail it</summary>", "",
+                      "| reference | statistic | rejects a live value on the side | scale | 80 % power at a shift of "
+                      "| a reversal fails it with |", "|---|---|---|---|---|---|", *each, "", "</details>"])  # fmt: skip
+
+
+def live_null() -> str:
+    """The live procedure's false-failure rate under the null (``benchmarks/live_null.py``)."""
+    data = _result("live_null.json")
+    lines = ["| reference | statistics | false-failure rate (omnibus alone) | level | Monte Carlo error | within target |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {r['reference']} | {r['statistics']} | {r['rate']:.2%} ({r['omnibus_rate']:.2%}) | {r['level']:.0%} "
+              f"| {r['mc_error']:.2%} | {'yes' if r['rate'] <= r['level'] + 2 * r['mc_error'] else 'NO'} |"
+              for r in data["rows"]]  # fmt: skip
+    return "\n".join(lines) + (
+        f"\n\n({data['replicates']:,} simulated live seeds per reference, each omnibus's reference distribution from "
+        f"{data['draws']:,} draws; target: at or below the level within 2 Monte Carlo errors.)\n\n"
+        + stamps.stamp("live_null.json")
+    )
 
 
 def _mean(values) -> float:
@@ -531,6 +579,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "confirmation": confirmation,
     "reproduction": reproduction,
     "reproduction-power": reproduction_power,
+    "live-null": live_null,
     "discrepancies": discrepancies,
     "uncontrolled": uncontrolled,
     "readme-uncontrolled": readme_uncontrolled,

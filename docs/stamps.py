@@ -34,11 +34,13 @@ def _benchmark_provenance() -> Any:
 
 
 def _machine(machine: Mapping[str, Any]) -> str:
-    """The machine in words: "Intel(R) Xeon(R) Processor, 2 cores" (and its GPU), or "an unrecorded machine"."""
+    """The machine in words: "AMD EPYC (AVX512), 2 cores" (the instruction set torch's kernels ran, where recorded;
+    and its GPU), or "an unrecorded machine"."""
     if not machine.get("cpu"):
         return "an unrecorded machine"
+    isa = f" ({machine['cpu_capability']})" if machine.get("cpu_capability") else ""
     gpu = f", {machine['gpu']}" if machine.get("gpu") else ""
-    return f"{machine['cpu']}, {machine.get('cpu_count', '?')} cores{gpu}"
+    return f"{machine['cpu']}{isa}, {machine.get('cpu_count', '?')} cores{gpu}"
 
 
 def _script(results_file: str) -> str:

@@ -43,14 +43,17 @@ def _cpu_model() -> str:
 
 
 def machine(device: str = "cpu") -> dict[str, Any]:
-    """The machine a number was produced on: OS, CPU model, cores, torch threads and the device; on CUDA the GPU,
-    the CUDA version and the TF32 and cuDNN settings the run had."""
+    """The machine a number was produced on: OS, CPU model and the instruction set torch dispatches to, cores, torch
+    threads and the device; on CUDA the GPU, the CUDA version and the TF32 and cuDNN settings the run had."""
     import torch
 
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu": _cpu_model(),
+        # the instruction set torch's CPU kernels dispatch to (e.g. AVX512, AVX2): machines that differ in it train
+        # the same recipe to other weights
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "device": device,

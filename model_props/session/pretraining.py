@@ -17,7 +17,7 @@ from ..errors import StudyError
 from ..training.checkpoints import is_cached
 from ..training.loop import Checkpoint, estimate_training_seconds, training_split
 from ..training.recipes import Recipe
-from ..verdicts.reproduction import family
+from ..verdicts.family import family
 from ..verdicts.scope import route
 from ..zoo.pretrained import parse_pretrained
 from .live import not_live_report
@@ -47,8 +47,8 @@ def _seed_label(store: ModelStore, recipe: Recipe) -> str:
 
 def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Request]:
     """The reports that the reproduction tests of ``references`` read (:func:`~.reproduction.reproduction`): each
-    statistic of the family of every reference judged from the seed study in this session, on the live weights of a
-    model the session trains (:func:`.live.not_live_report`). A reference whose study entries are stale is left to its
+    statistic of the family of every reference judged from the seed study in this session (both models of a paired
+    difference), on the live weights of a model the session trains (:func:`.live.not_live_report`). A reference whose study entries are stale is left to its
     test, which says how to regenerate them."""
     study, s = store.study, store.settings
     reads: dict[Request, None] = {}
@@ -60,15 +60,16 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
         if how != "study":
             continue
         try:
-            statistics = family(study, store.profile, reference)
+            statistics = family(study, store.profile, reference, store.snapshot, s.trains_live)
         except StudyError:
             continue
         for statistic in statistics:
             part = statistic.part
-            if part is None or store.recipe(statistic.name).seed != store.train_seed:
+            if part is None:
                 continue
-            if not not_live_report(s, statistic.name, part.reads):
-                reads[(store.train_seed, statistic.name, part.reads, part.checkpoint)] = None
+            for name in filter(None, (statistic.name, statistic.versus)):
+                if store.recipe(name).seed == store.train_seed and not not_live_report(s, name, part.reads):
+                    reads[(store.train_seed, name, part.reads, part.checkpoint)] = None
     return sorted(reads, key=lambda r: _LONGEST_FIRST.index(r[2]) if r[2] in _LONGEST_FIRST else len(_LONGEST_FIRST))
 
 

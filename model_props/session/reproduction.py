@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from ..claims.base import Claim
 from ..errors import NotApplicable, StudyError
 from ..verdicts.evidence import point_value
+from ..verdicts.family import StudyStatistic, family
 from ..verdicts.fingerprint import recipe_fingerprint
 from ..verdicts.live_check import Check
-from ..verdicts.reproduction import Reproduction, StudyStatistic, claim_checks, family, load_discrepancies, reproduce
+from ..verdicts.reproduction import Reproduction, claim_checks, load_discrepancies, reproduce
 from ..verdicts.study import SeedStudy, regenerate
 from .live import not_live_report
 from .store import ModelStore
@@ -44,18 +45,25 @@ def live_family(store: ModelStore, reference: str, *, skip_stale: bool = False) 
     return [s for s in found if s.part is None or not not_live_report(settings, s.name, s.part.reads)]
 
 
+def _live_value(store: ModelStore, s: StudyStatistic, name: str) -> float:
+    """Model ``name``'s value of statistic ``s`` on this session's live weights (NaN where it has nothing to read)."""
+    model = store.get(name, "warmup" if s.checkpoint == "warmup" else "final")
+    if s.part is None:
+        return float(model.metrics["test_accuracy"])
+    try:
+        return point_value(s.part, store.report_for(model, s.part.reads))
+    except NotApplicable:  # the live model has nothing to read where the study's seeds had
+        return math.nan
+
+
 def _live_values(store: ModelStore, statistics: Sequence[StudyStatistic]) -> dict[str, float]:
-    """Each statistic on this session's live weights (NaN where the live model has nothing to read)."""
+    """Each statistic on this session's live weights: a comparison's paired difference of its two models."""
     live: dict[str, float] = {}
     for s in statistics:
-        model = store.get(s.name, "warmup" if s.checkpoint == "warmup" else "final")
-        if s.part is None:
-            live[s.label] = model.metrics["test_accuracy"]
-            continue
-        try:
-            live[s.label] = point_value(s.part, store.report_for(model, s.part.reads))
-        except NotApplicable:  # the live model has nothing to read where the study's seeds had
-            live[s.label] = math.nan
+        value = _live_value(store, s, s.name)
+        if s.versus is not None:
+            value = math.nan if math.isnan(value) else s.paired(value, _live_value(store, s, s.versus))
+        live[s.label] = value
     return live
 
 

@@ -4,7 +4,9 @@ Owns the statistics (:mod:`.stats`: bootstrap and t intervals, decisions, Holm, 
 detectable effects), the evidence a claim is judged on (:mod:`.evidence`) and the judge, a pure function of it
 (:mod:`.judge`), what a test makes of the outcome (:mod:`.outcome`), the rule that picks a verdict's scope
 (:mod:`.scope`), the seed study read back as evidence (:mod:`.study`), the reviewed expectation snapshot the claim
-tests assert (:mod:`.snapshot`) and the reproduction of the study by a live run (:mod:`.reproduction`).
+tests assert (:mod:`.snapshot`) and the reproduction of the study by a live run (:mod:`.reproduction`: what it
+checks, :mod:`.family`; each check, :mod:`.live_check`, on its statistic's scale, :mod:`.scales`; the omnibus,
+:mod:`.omnibus`).
 
 May import: :mod:`model_props.claims` (the catalogue, as data) and the layers beneath it; never the session, the
 plugin or the reporting, which gather the evidence and show the verdicts.

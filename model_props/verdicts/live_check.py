@@ -1,27 +1,15 @@
-"""One live estimate against the seed study, on its natural scale and one-sided where a verdict can move one way.
-
-A statistic's **scale** is decided by its type, before any value is seen (:func:`scale_of`): *log* for a positive
-quantity of scale type, whose seed-to-seed spread grows with its size (Hessian eigenvalue magnitudes: APE and
-``|negative eigenvalue|``; negative log-likelihoods: ``NLL``; a ratio of norms: ``||x||/||f(x)||``), *raw* for
-everything else: differences (``-``, change, drop), fractions (NEP, error, ECE, CKA) and accuracies.
+"""One live estimate against the seed study, on its natural scale (:mod:`.scales`) and one-sided where a verdict
+can move one way.
 
 On its scale a statistic's k study seeds give the predictive t distribution of a new seed, mean
 x̄ + s √(1 + 1/k) t_{k-1} (:class:`Predictive`); the live value's standardized deviation z is t_{k-1} under the
 null hypothesis that the live seed is one more draw of the recipe. A :class:`Check` rejects at level a on the
 ``sides`` it tests: ``upper`` (p = P(t > z)), ``lower`` (p = P(t < z)) or both (p = 2 P(t > |z|)). Its acceptance
-region is the set of live values it does not reject, printed in the statistic's units. Its **power**: the live value
-minus x̄ is normal with the new seed's variance σ²(1 + 1/k), independent of s, so z is noncentral t_{k-1} with
-noncentrality δ / (σ √(1 + 1/k)); :meth:`Check.detectable` is the shift δ (s in place of σ; a factor on the log
-scale) that rejects with 80 % power at the check's level, one tail (the level halved for a two-sided check).
-
-The **omnibus** (:class:`Omnibus`) asks whether the live seed is off the study broadly, by less than any single
-check sees: T = the mean over n statistics of q = log(1 + z²/ν), ν = k - 1, which is the live seed's mean negative
-predictive log-density up to constants (the t density is ∝ (1 + z²/ν)^{-(ν+1)/2}). Unlike z² (whose mean over
-t_4 deviates has infinite variance, so a mean of z² is a max in disguise), q = -log B with B ~ Beta(ν/2, 1/2) has
-every moment: mean ψ((ν+1)/2) - ψ(ν/2), variance ψ'(ν/2) - ψ'((ν+1)/2). The reference distribution of n T treats
-the n terms as independent and matches a gamma distribution to its mean and variance (Satterthwaite's method).
-Statistics of one model are correlated, which widens T's spread beyond that reference: the leave-one-seed-out
-calibration (:func:`~.reproduction.held_out`) counts how often that shows.
+region is the set of live values it does not reject, printed in the statistic's units; where it covers the
+statistic's whole range the check cannot fail (:attr:`Check.testable`). Its **power**: the live value minus x̄ is
+normal with the new seed's variance σ²(1 + 1/k), independent of s, so z is noncentral t_{k-1} with noncentrality
+δ / (σ √(1 + 1/k)); :meth:`Check.detectable` is the shift δ on the link scale (s in place of σ) that rejects with
+80 % power at the check's level, one tail (the level halved for a two-sided check).
 """
 
 from __future__ import annotations
@@ -32,40 +20,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy import optimize, special
+import numpy as np
+from scipy import optimize
 from scipy import stats as sps
 
-from ..claims.base import Part
+from .scales import Scale
 
-__all__ = ["Side", "Scale", "POWER", "LOG_SCALE", "scale_of", "on_scale", "Predictive", "Check", "Omnibus", "holm_decided"]  # fmt: skip
+__all__ = ["Side", "POWER", "Predictive", "Check", "p_value", "holm_decided"]
 
 Side = Literal["lower", "upper"]
-Scale = Literal["log", "raw"]
 POWER = 0.8
-# the statistic names of positive scale-type quantities (module docstring), matched in ``Part.statistic_name``
-LOG_SCALE = ("APE (", "|negative top Hessian eigenvalue|", "NLL", "||x||/||f(x)||")
-
-
-def scale_of(part: Part | None) -> Scale:
-    """``log`` for a part whose statistic is a positive scale-type quantity (:data:`LOG_SCALE`), else ``raw``; a
-    test accuracy (``part`` None) is raw."""
-    return "log" if part is not None and any(m in part.statistic_name for m in LOG_SCALE) else "raw"
-
-
-def on_scale(value: float, scale: Scale) -> float:
-    """``value`` on ``scale``; a non-positive value of a log-scale statistic is -inf (below every positive one)."""
-    if scale == "raw" or math.isnan(value):
-        return value
-    return math.log(value) if value > 0 else -math.inf
-
-
-def _natural(value: float, scale: Scale) -> float:
-    return math.exp(value) if scale == "log" else value
 
 
 @dataclass(frozen=True)
 class Predictive:
-    """A new seed's predictive t distribution on the statistic's scale: ``mean + spread * t_df``."""
+    """A new seed's predictive t distribution on the statistic's link scale: ``mean + spread * t_df``."""
 
     mean: float
     spread: float  # s sqrt(1 + 1/k)
@@ -73,7 +42,7 @@ class Predictive:
 
     @classmethod
     def of(cls, values: Sequence[float], scale: Scale) -> Predictive:
-        x = [on_scale(v, scale) for v in values]
+        x = [scale.to(v) for v in values]
         k = len(x)
         mean = math.fsum(x) / k
         s = math.sqrt(math.fsum((v - mean) ** 2 for v in x) / (k - 1))
@@ -85,6 +54,13 @@ class Predictive:
 
 def _tail(sides: frozenset[Side], level: float) -> float:
     return level / 2 if len(sides) == 2 else level
+
+
+def p_value(z: np.ndarray | float, df: int, sides: frozenset[Side]) -> np.ndarray:
+    """The p-value of standardized deviations ``z`` (t on ``df``) on ``sides``."""
+    if len(sides) == 2:
+        return np.minimum(1.0, 2 * sps.t.sf(np.abs(z), df))
+    return sps.t.sf(z, df) if "upper" in sides else sps.t.cdf(z, df)
 
 
 @dataclass(frozen=True)
@@ -99,15 +75,13 @@ class Check:
     predictive: Predictive
     level: float = math.nan
     failed: bool = False
+    null: float = math.nan  # the part's null on this statistic (a reversal), where it has one
 
     @property
     def p(self) -> float:
-        if math.isnan(self.value):
-            return 0.0  # undefined where every study seed's is defined: the live model lacks what was measured
-        z, df = self.predictive.z(on_scale(self.value, self.scale)), self.predictive.df
-        if len(self.sides) == 2:
-            return float(min(1.0, 2 * sps.t.sf(abs(z), df)))
-        return float(sps.t.sf(z, df) if "upper" in self.sides else sps.t.cdf(z, df))
+        if math.isnan(self.value) or not self.scale.inside(self.value):
+            return 0.0  # undefined where every study seed's is defined, or impossible: the live model is broken
+        return float(p_value(self.predictive.z(self.scale.to(self.value)), self.predictive.df, self.sides))
 
     def region(self) -> tuple[float, float]:
         """The live values not rejected at ``level``, in the statistic's units."""
@@ -115,17 +89,50 @@ class Check:
         half = float(sps.t.isf(_tail(self.sides, self.level), pred.df)) * pred.spread
         low = pred.mean - half if "lower" in self.sides else -math.inf
         high = pred.mean + half if "upper" in self.sides else math.inf
-        return _natural(low, self.scale), _natural(high, self.scale)
+        return self.scale.back(low), self.scale.back(high)
+
+    @property
+    def testable(self) -> bool:
+        """Whether a possible live value can fail it: on a side it tests, its acceptance region ends inside the
+        statistic's range."""
+        low, high = self.region()
+        return ("lower" in self.sides and low > self.scale.low) or ("upper" in self.sides and high < self.scale.high)
+
+    def _seeds_to_reach(self, distance: float) -> int | None:
+        """The fewest study seeds (with the study's mean and spread) at which a live value ``distance`` from the
+        predictive mean, on the link scale, lies outside the acceptance region (None: over 100)."""
+        pred, k = self.predictive, self.predictive.df + 1
+        s = pred.spread / math.sqrt(1 + 1 / k)
+        return next((n for n in range(k, 101)
+                     if float(sps.t.isf(_tail(self.sides, self.level), n - 1)) * s * math.sqrt(1 + 1 / n) < distance),
+                    None)  # fmt: skip
+
+    def seeds_to_test(self) -> int | None:
+        """The fewest study seeds at which a possible live value can fail it (:meth:`_seeds_to_reach`)."""
+        room = [b - self.predictive.mean if side == "upper" else self.predictive.mean - b
+                for side, b in (("upper", self.scale.high), ("lower", self.scale.low)) if side in self.sides]  # fmt: skip
+        return self._seeds_to_reach(max(room))
+
+    def seeds_to_see_reversal(self) -> int | None:
+        """The fewest study seeds at which a live value at the part's :attr:`null` (a reversal of the study's
+        verdict) fails it: the study's k where it does now; None where it has no null on a side it tests (or past
+        100 seeds: :meth:`describe` tells the two apart)."""
+        distance = self.distance_to_null()
+        return None if math.isnan(distance) else self._seeds_to_reach(abs(distance))
+
+    def distance_to_null(self) -> float:
+        """The null minus the predictive mean on the link scale, where a one-sided check tests that side; else NaN."""
+        distance = self.scale.to(self.null) - self.predictive.mean if self.scale.inside(self.null) else math.nan
+        return distance if self.sides == {"upper" if distance > 0 else "lower"} else math.nan
 
     def _noncentrality(self) -> float:
         df, critical = self.predictive.df, float(sps.t.isf(_tail(self.sides, self.level), self.predictive.df))
         return float(optimize.brentq(lambda nc: sps.nct.sf(critical, df, nc) - POWER, 0.0, 1e3))
 
     def detectable(self) -> float:
-        """The shift (a difference; a factor on the log scale) rejected with :data:`POWER` at ``level``, toward the
-        side tested (module docstring: noncentral t)."""
-        shift = self._noncentrality() * self.predictive.spread
-        return math.exp(shift) if self.scale == "log" else shift
+        """The shift on the link scale rejected with :data:`POWER` at ``level``, toward the side tested (module
+        docstring: noncentral t)."""
+        return self._noncentrality() * self.predictive.spread
 
     @property
     def detectable_sds(self) -> float:
@@ -136,67 +143,31 @@ class Check:
         low, high = self.region()
         where = f"{'(' if low == -math.inf else '['}{low:.4g}, {high:.4g}{')' if high == math.inf else ']'}"
         sided = "two-sided" if len(self.sides) == 2 else "one-sided"
-        shift = f"x{self.detectable():.3g}" if self.scale == "log" else f"{self.detectable():.3g}"
-        power = f"{POWER:.0%} power at a shift of {shift}{' (log scale)' if self.scale == 'log' else ''}"
+        power = f"{POWER:.0%} power at a shift of {self.scale.shift(self.detectable())}"
         if math.isnan(self.value):
             return f"{self.what}: UNDEFINED where every study seed's is defined (acceptance region {where}; p = 0)"
+        if not self.testable:
+            needs = self.seeds_to_test()
+            return (f"{self.what}: UNTESTABLE with {self.predictive.df + 1} seeds, its acceptance region {where} "
+                    f"covers the statistic's range [{self.scale.low:g}, {self.scale.high:g}] (testable with "
+                    f"{needs if needs else 'over 100'} seeds); live value {self.value:.4g}")  # fmt: skip
+        if not self.scale.inside(self.value):
+            return f"{self.what}: {self.value:.4g} is not a possible value of it ({self.scale} scale; p = 0)"
         if self.failed:
             side = "below" if self.value < low else "above"
             return (f"{self.what}: {self.value:.4g} {side} the acceptance region {where} ({sided}, p = {self.p:.3g} "
                     f"at level {self.level:.2g})")  # fmt: skip
-        return f"{self.what}: {self.value:.4g} inside {where} ({sided}, p = {self.p:.3g}; {power})"
+        seeds, k = self.seeds_to_see_reversal(), self.predictive.df + 1
+        if seeds is not None and seeds > k:
+            reversal = f"; a reversal to {self.null:.4g} would fail it with {seeds} seeds"
+        elif seeds is None and not math.isnan(self.distance_to_null()):
+            reversal = f"; a reversal to {self.null:.4g} would pass it even with 100 seeds"
+        else:
+            reversal = ""
+        return f"{self.what}: {self.value:.4g} inside {where} ({sided}, p = {self.p:.3g}; {power}{reversal})"
 
 
-def _terms(df: int) -> tuple[float, float]:
-    """Mean and variance of log(1 + t²/ν) for t ~ t_ν: -log B, B ~ Beta(ν/2, 1/2) (module docstring)."""
-    a = df / 2
-    return float(special.digamma(a + 0.5) - special.digamma(a)), float(special.polygamma(1, a) - special.polygamma(1, a + 0.5))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Omnibus:
-    """The family's mean predictive log score T against its gamma-matched reference (module docstring)."""
-
-    what: str
-    scores: tuple[float, ...]  # log(1 + z²/ν) per statistic
-    dfs: tuple[int, ...]
-    level: float = math.nan
-    failed: bool = False
-
-    @classmethod
-    def of(cls, what: str, deviations: Sequence[tuple[float, int]]) -> Omnibus:
-        """From each statistic's (z, ν)."""
-        return cls(what, tuple(math.log1p(z * z / df) for z, df in deviations), tuple(df for _, df in deviations))
-
-    def _gamma(self) -> tuple[float, float]:
-        mean = math.fsum(_terms(d)[0] for d in self.dfs)
-        var = math.fsum(_terms(d)[1] for d in self.dfs)
-        return mean * mean / var, var / mean  # shape, scale
-
-    @property
-    def value(self) -> float:
-        return math.fsum(self.scores) / len(self.scores)
-
-    @property
-    def p(self) -> float:
-        shape, scale = self._gamma()
-        return float(sps.gamma.sf(math.fsum(self.scores), shape, scale=scale))
-
-    def region(self) -> tuple[float, float]:
-        shape, scale = self._gamma()
-        return 0.0, float(sps.gamma.isf(self.level, shape, scale=scale)) / len(self.scores)
-
-    def describe(self) -> str:
-        low, high = self.region()
-        verdict = "above the acceptance region" if self.failed else "inside"
-        return (f"{self.what}: mean log(1 + z²/ν) {self.value:.3g} {verdict} [{low:.3g}, {high:.3g}] over "
-                f"{len(self.scores)} statistics (one-sided, p = {self.p:.3g})")  # fmt: skip
-
-
-Decided = Check | Omnibus
-
-
-def holm_decided(checks: Sequence[Decided], level: float) -> tuple[Decided, ...]:
+def holm_decided(checks: Sequence[Check], level: float) -> tuple[Check, ...]:
     """Holm's procedure at ``level``: each check decided at the level its step tested it at, α / (m - r) for rank r
     up to the first step that does not reject, α / (m - s) for every rank after that step s; so that a check
     failed exactly where its value lies outside the acceptance region it prints."""

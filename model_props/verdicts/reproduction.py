@@ -1,39 +1,33 @@
 """Would this run's evidence move a committed verdict? A live run trains every recipe it judges live
 (``Settings.trains_live``: the references by default) with the profile's live seed, which no study holds: one fresh
-draw of each recipe. Each statistic a committed verdict reads (a claim part's, one per model the part reads) is
-checked against the study's predictive distribution for a new seed (:mod:`.live_check`: its natural scale, its
-k - 1 degrees of freedom), **one-sided in the direction that would move the snapshot's verdict** of that part:
+draw of each recipe. Each statistic a committed verdict reads (:func:`~.family.family`: what is checked, and on
+which side) is checked against the study's predictive distribution for a new seed (:mod:`.live_check`: its natural
+scale, its k - 1 degrees of freedom), one-sided in the direction that would move the snapshot's verdict.
 
-- the claimed side of a model's values: a part ``greater`` claims high values of its subject (the model under
-  test, or ``Part.subject``) and low ones of its ``versus`` (the statistic is subject - versus); ``less`` the
-  reverse; ``within`` (equivalence, |subject - versus| < margin) claims neither, and is checked on both sides;
-- a part the snapshot expects ``supported`` is checked on the side against the claim, ``contradicted`` on the side
-  towards it (a live value further in the contradicted direction moves nothing), ``inconclusive`` (or without an
-  entry) on both sides; a ``skipped`` part is not checked. A statistic several parts read is checked once, on the
-  union of their sides.
+Each live model's test accuracy is checked on its lower side (the training's health). An **omnibus**
+(:mod:`.omnibus`) over the statistics the verdicts read, one-sided as their checks are, sees broad
+shifts that no single check does. A run checks every reference it trains live, so the 5 % family-wise level is the
+run's: each of the n references gets 5 % / n (Bonferroni), half of it for Holm's procedure over its single checks,
+half for its omnibus. A live value that is undefined where every study seed's is defined, or that is not a possible
+value of its statistic, fails its check (p = 0). A statistic constant over the study's seeds has no spread to
+predict from, and is not checked. The rule is calibrated by a simulation of the whole procedure under the null
+(``benchmarks/live_null.py``) and by :func:`held_out`: each study seed in turn predicted from the others.
 
-An **omnibus** (:class:`~.live_check.Omnibus`) over every statistic of the family (those no verdict reads and the
-test accuracies included, which are not checked singly) sees broad shifts that no single check does. A run checks
-every reference it trains live, so the 5 % family-wise level is the run's: each of the n references gets 5 % / n
-(Bonferroni), and Holm's procedure over its single checks and its omnibus keeps it there. A live value that is
-undefined where every study seed's is defined fails its check (p = 0). A statistic constant over the study's seeds
-has no spread to predict from, and is not checked. The rule is calibrated by :func:`held_out`: each study seed in
-turn predicted from the others, the same procedure as the live one.
-
-Each reference's claim tests carry the checks of their own parts (:func:`claim_checks`), each at the Bonferroni
-share of its reference's family (Holm's first step): a check that fails there also fails the reproduction test.
+Each reference's claim tests carry the checks of their own parts (:func:`claim_checks`), each at the first step of
+its reference's Holm procedure: a check that fails there also fails the reproduction test.
 
 A **known discrepancy** (``<profile>-discrepancies.json``, written by hand and reviewed like the expectation
 snapshot) records one estimate of one draw known to fail its check: keyed by what determines the draw, the
 recipe's fingerprint (:func:`~.fingerprint.recipe_fingerprint`) and the live seed, with the machines it was seen on.
 At most one record per reference, naming a statistic of its own model, and justified by extra training seeds
 (``benchmarks/extra_seeds.py``): the live value's p-value predicted from the study and the extra seeds together is
-recorded with it and must lie below the reference's level (:func:`run_level`); above it, the study's prediction was
-too narrow, which no record may hide. A reproduction whose failed checks are
-exactly the known discrepancies raises :class:`ReproductionDiscrepancy`, which its test expects as a strict
-``xfail(raises=...)``; one more check failed, or a known one passing, fails the test.
+recorded with it and must lie below its check's own level (Holm's first step); above it, the study's prediction was
+too narrow, which no record may hide. A reproduction whose failed checks are exactly the known discrepancies raises
+:class:`ReproductionDiscrepancy`, which its test expects as a strict ``xfail(raises=...)``; one more check failed,
+or a known one passing, fails the test.
 
-Pure: the session computes the live values (:func:`family` says which) and hands them to :func:`reproduce`.
+Pure: the session computes the live values (:func:`~.family.family` says which, :meth:`~.family.StudyStatistic.paired`
+combines a comparison's two) and hands them to :func:`reproduce`.
 """
 
 from __future__ import annotations
@@ -44,20 +38,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..claims import list_claims
-from ..claims.base import Part
 from ..errors import StudyError
 from ..training.profiles import Profile
-from .live_check import Check, Decided, Omnibus, Predictive, Side, holm_decided, on_scale, scale_of
+from .family import StudyStatistic, family, single_check
+from .live_check import Check, holm_decided
+from .omnibus import Decided, omnibus
 from .snapshot import Snapshot
 from .study import SeedStudy, read_fixture
 
-__all__ = ["FAMILY_LEVEL", "StudyStatistic", "KnownDiscrepancy", "ReproductionDiscrepancy", "Reproduction", "family",
-           "run_level", "reproduce", "claim_checks", "held_out", "discrepancies_name", "load_discrepancies"]  # fmt: skip
+__all__ = ["FAMILY_LEVEL", "KnownDiscrepancy", "ReproductionDiscrepancy", "Reproduction", "run_level", "reproduce",
+           "claim_checks", "held_out", "discrepancies_name", "load_discrepancies"]  # fmt: skip
 
 FAMILY_LEVEL = 0.05
 DISCREPANCY_SCHEMA = 3  # 2: keyed by the recipe's fingerprint and the live seed; 3: with the extra seeds' p-value
-BOTH: frozenset[Side] = frozenset({"lower", "upper"})
 
 
 class ReproductionDiscrepancy(AssertionError):
@@ -110,21 +103,6 @@ def load_discrepancies(profile: Profile, user_dir: Path | None = None) -> tuple[
 
 
 @dataclass(frozen=True)
-class StudyStatistic:
-    """One statistic the study holds of recipe ``name``: a claim part's (``part``) or its test accuracy (``part``
-    None) at ``checkpoint``, with its per-seed values; ``sides``: where a live value would move a verdict (empty:
-    the omnibus only); ``readers``: the (claim, reference, part) verdicts that read it."""
-
-    label: str
-    name: str
-    checkpoint: str
-    values: tuple[float | None, ...]
-    part: Part | None = None
-    sides: frozenset[Side] = frozenset()
-    readers: tuple[tuple[str, str, str], ...] = ()
-
-
-@dataclass(frozen=True)
 class Reproduction:
     model: str
     checks: tuple[Decided, ...]  # the single checks and the omnibus, decided by Holm's procedure
@@ -159,78 +137,6 @@ class Reproduction:
         return "\n".join([head, *(c.describe() for c in sorted(self.checks, key=lambda c: c.p))])
 
 
-def _claimed(part: Part, name: str) -> Side | None:
-    """The side of model ``name``'s values that the part claims (None: an equivalence claims neither)."""
-    if part.direction == "within":
-        return None
-    side: Side = "upper" if part.direction == "greater" else "lower"
-    return ("lower" if side == "upper" else "upper") if name == part.versus else side
-
-
-def _sides(part: Part, name: str, expected: str | None) -> frozenset[Side]:
-    """Where a live value of model ``name`` would move the verdict ``expected`` (module docstring)."""
-    claimed = _claimed(part, name)
-    if expected == "skipped":
-        return frozenset()
-    if claimed is None or expected not in ("supported", "contradicted"):
-        return BOTH
-    return frozenset({claimed}) if expected == "contradicted" else BOTH - {claimed}
-
-
-def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapshot | None = None,
-           live: Callable[[str], bool] | None = None, *, skip_stale: bool = False) -> list[StudyStatistic]:  # fmt: skip
-    """Every distinct statistic the study holds of ``reference``'s family (the reference and its variants that
-    ``live`` says are trained live; all of them without it), each once, with the sides the ``snapshot``'s verdicts
-    ask for (both sides for every reading part without one). A stale entry raises
-    :class:`~model_props.errors.StudyError` with the fix, or is left out with ``skip_stale``."""
-    members = [n for n in study.recipes if profile.bases.get(n, n) == reference and (live is None or live(n))]
-    found: dict[tuple, StudyStatistic] = {
-        (name, checkpoint): StudyStatistic(
-            f"test accuracy of {name} ({checkpoint})", name, checkpoint, tuple(metrics["test_accuracy"])
-        )  # fmt: skip
-        for name in members
-        for checkpoint, metrics in study.recipes[name]["checkpoints"].items()
-    }
-    for claim in list_claims():
-        if claim.id not in study.claims or (skip_stale and study.stale(claim, profile)):
-            continue
-        study.check(claim, profile)
-        for part in claim.parts:
-            record = study.claims[claim.id]["parts"].get(part.name, {})
-            for name, values in record.get("values", {}).items():
-                if name not in members:
-                    continue
-                key = (name, part.reads, part.checkpoint, tuple(values))
-                s = found.setdefault(key, StudyStatistic(f"{claim.id} [{part.name}] {part.statistic_name} of {name}",
-                                                         name, part.checkpoint, tuple(values), part))  # fmt: skip
-                for model in study.evaluated_on(claim):
-                    if name not in (part.subject or model, part.versus) or model in record.get("not_applicable", {}):
-                        continue
-                    expected = snapshot.expected(claim, model) if snapshot is not None else None
-                    sides = _sides(part, name, expected.parts.get(part.name) if expected is not None else None)
-                    if sides:
-                        s = dataclasses.replace(s, sides=s.sides | sides,
-                                                readers=(*s.readers, (claim.id, model, part.name)))  # fmt: skip
-                found[key] = s
-    return list(found.values())
-
-
-def _predictive(s: StudyStatistic, value: float) -> Predictive | None:
-    """None where there is nothing to predict from: fewer than two defined study values, the same value on every
-    seed, or an undefined live value where some study value is undefined too."""
-    defined = [v for v in s.values if v is not None and not math.isnan(v)]
-    if len(defined) < 2 or len(set(defined)) == 1 or (math.isnan(value) and len(defined) < len(s.values)):
-        return None
-    if scale_of(s.part) == "log" and min(defined) <= 0:
-        raise StudyError(f"{s.label} is on the log scale and a study seed's value is {min(defined):g}")
-    return Predictive.of(defined, scale_of(s.part))
-
-
-def _single(s: StudyStatistic, value: float) -> Check | None:
-    predictive = _predictive(s, value)
-    return None if predictive is None or not s.sides else Check(s.label, value, s.sides, scale_of(s.part), predictive)
-
-
 def run_level(profile: Profile) -> float:
     """One reference's share of the run's family-wise level (module docstring)."""
     return FAMILY_LEVEL / len(profile.references)
@@ -239,36 +145,56 @@ def run_level(profile: Profile) -> float:
 def reproduce(reference: str, statistics: Sequence[StudyStatistic], live: Mapping[str, float],
               profile: Profile, known: Sequence[KnownDiscrepancy] = ()) -> Reproduction:  # fmt: skip
     """The reproduction of ``reference``: each statistic of its family (by label) against its ``live`` value (NaN
-    where the live model's is undefined), single checks and the omnibus under Holm's procedure at the reference's
-    share of the run's level; ``known``: the known discrepancies of the draw checked (module docstring)."""
+    where the live model's is undefined), the single checks under Holm's procedure at half the reference's share of
+    the run's level and the omnibus at the other half; ``known``: the known discrepancies of the draw checked
+    (module docstring), each of whose extra-seeds p-value must lie below its own check's level."""
     by_label = {s.label: s for s in statistics}
     for k in known:
         if (s := by_label.get(k.statistic)) is None or s.name != k.model:
             whose = "no statistic of its family" if s is None else f"a statistic of {s.name}, not of {k.model}"
             raise StudyError(f"the known discrepancy of {k.model} names {k.statistic!r}: {whose}")
-    checks: list[Decided] = [c for s in statistics if (c := _single(s, live[s.label])) is not None]
-    deviations = [(p.z(on_scale(live[s.label], scale_of(s.part))), p.df) for s in statistics
-                  if not math.isnan(live[s.label]) and (p := _predictive(s, live[s.label])) is not None]  # fmt: skip
-    if deviations:
-        checks.append(Omnibus.of(f"omnibus of {reference}'s family", deviations))
-    return Reproduction(reference, holm_decided(checks, run_level(profile)), run_level(profile), tuple(known))
+    first, untestable = _first_step(statistics, profile)
+    candidates = [c for s in statistics if (c := single_check(s, live[s.label])) is not None]
+    singles = (*holm_decided([c for c in candidates if c.what not in untestable], run_level(profile) / 2),
+               *(dataclasses.replace(c, level=first) for c in candidates if c.what in untestable))  # fmt: skip
+    for k in known:
+        if not k.extra_seeds_p < first:
+            raise StudyError(f"the known discrepancy of {k.model} ({k.statistic}) needs extra_seeds_p below its "
+                             f"check's own level {first:.2g} (Holm's first step), has {k.extra_seeds_p:g}")  # fmt: skip
+    entered = [(c, [v for v in by_label[c.what].values if v is not None]) for c in singles
+               if by_label[c.what].part is not None and not math.isnan(c.value) and c.scale.inside(c.value)]  # fmt: skip
+    complete = [(c, row) for c, row in entered if len(row) == len(by_label[c.what].values)]
+    checks: list[Decided] = list(singles)
+    found = omnibus(f"omnibus of {reference}'s family", [c for c, _ in complete], [row for _, row in complete])
+    if found is not None:
+        checks.append(
+            dataclasses.replace(found, level=run_level(profile) / 2, failed=found.p <= run_level(profile) / 2)
+        )
+    return Reproduction(reference, tuple(checks), run_level(profile), tuple(known))
 
 
-def _family_size(statistics: Sequence[StudyStatistic]) -> int:
-    """The checks a reproduction of these statistics can make: every single check, and the omnibus."""
-    return sum(1 for s in statistics if _single(s, 0.0) is not None) + 1
+def _first_step(statistics: Sequence[StudyStatistic], profile: Profile) -> tuple[float, set[str]]:
+    """The level of the first step of the family's Holm procedure (half the reference's share of the run's level,
+    over its testable single checks), and the labels of the checks untestable at it (:attr:`~.live_check.Check.
+    testable`), which are listed and not counted."""
+    half = run_level(profile) / 2
+    candidates = [c for s in statistics if (c := single_check(s, 0.0)) is not None]
+    strictest = half / max(1, len(candidates))
+    untestable = {c.what for c in candidates if not dataclasses.replace(c, level=strictest).testable}
+    return half / max(1, len(candidates) - len(untestable)), untestable
 
 
 def claim_checks(claim: str, model: str, families: Mapping[str, Sequence[StudyStatistic]],
                  live: Mapping[str, float], profile: Profile) -> tuple[Check, ...]:  # fmt: skip
     """The checks of the statistics that ``claim``'s verdicts on reference ``model`` read, from the ``families``
-    (reference -> :func:`family`) that hold them, each at its family's Bonferroni share (Holm's first step)."""
+    (reference -> :func:`family`) that hold them, each at the first step of its family's Holm procedure
+    (:func:`_first_step`; an untestable one never fails)."""
     found = []
     for statistics in families.values():
-        level = run_level(profile) / _family_size(statistics)
+        level, untestable = _first_step(statistics, profile)
         for s in statistics:
-            if any(r[:2] == (claim, model) for r in s.readers) and (c := _single(s, live[s.label])) is not None:
-                found.append(dataclasses.replace(c, level=level, failed=c.p <= level))
+            if any(r[:2] == (claim, model) for r in s.readers) and (c := single_check(s, live[s.label])) is not None:
+                found.append(dataclasses.replace(c, level=level, failed=c.what not in untestable and c.p <= level))
     return tuple(found)
 
 

@@ -1,10 +1,13 @@
 """The live checks, judged with made-up live values against the committed study and snapshot (no trained model):
-made-up reversals of a supported claim fail, the two live estimates that lie further in their part's contradicted
-direction pass, the shifted-study case is reported with its power, a live value undefined where the study's is
-defined fails, the omnibus catches a broad shift, every log-scale statistic is positive, the leave-one-seed-out
-calibration is counted, a claim test's live check fails with its own exception, and discrepancy records are keyed
-by the draw and refused when they name another model's statistic, a second record of one reference, or lack extra
-seeds' p-value below the reference's level."""
+made-up reversals of a supported claim fail, or say how many seeds would see them; the live estimates that lie
+further in their part's contradicted direction pass (among them the AMD EPYC run's PiT, the regression this rule was
+rebuilt for); a comparison is checked on its paired difference; a contradicted equivalence only towards equivalence;
+the shifted-study case is reported with its power; an undefined or impossible live value fails with a line that
+names it; the omnibus counts only the verdicts' threatening sides and catches a broad shift there; every statistic
+of the catalogue has a declared scale and every check can fail; the leave-one-seed-out calibration is counted; a
+claim test's live check fails with its own exception; and discrepancy records are keyed by the draw and refused
+when they name another model's statistic, a second record of one reference, or lack extra seeds' p-value below
+their check's own level."""
 
 from __future__ import annotations
 
@@ -15,20 +18,21 @@ import statistics as st
 
 import pytest
 
-from model_props.claims import get_claim
+from model_props.claims import get_claim, list_claims
 from model_props.errors import StudyError
 from model_props.training.profiles import load_profile
-from model_props.verdicts.live_check import Omnibus, scale_of
+from model_props.verdicts.family import family, single_check
+from model_props.verdicts.omnibus import Omnibus
 from model_props.verdicts.outcome import ClaimContradicted, LiveCheckFailed
 from model_props.verdicts.reproduction import (
     KnownDiscrepancy,
     ReproductionDiscrepancy,
     claim_checks,
-    family,
     held_out,
     load_discrepancies,
     reproduce,
 )
+from model_props.verdicts.scales import SCALES, Scale, scale_of
 from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.study import SeedStudy, load_study
 
@@ -44,39 +48,87 @@ def _family(reference: str, study: SeedStudy | None = None):
 
 
 def _at_mean(statistics) -> dict[str, float]:
-    return {s.label: st.mean(d) if (d := [v for v in s.values if v is not None]) else math.nan for s in statistics}
+    """Each statistic at its study mean on its own scale."""
+    return {s.label: s.scale.back(st.mean(s.scale.to(v) for v in d)) if (d := [v for v in s.values if v is not None])
+            else math.nan for s in statistics}  # fmt: skip
 
 
 def _label(statistics, key: str, model: str) -> str:
-    (label,) = [s.label for s in statistics if key in s.label and s.label.endswith(f" of {model}")]
+    (label,) = [s.label for s in statistics if key in s.label and f" of {model}" in s.label]
     return label
 
 
-def _reproduce(reference: str, key: str, value: float, study: SeedStudy | None = None):
+def _statistic(statistics, key: str):
+    (found,) = [s for s in statistics if key in s.label]
+    return found
+
+
+def _versus_mean(s) -> float:
+    """The study mean of a paired statistic's ``versus`` model, on its own scale."""
+    claim, part = s.label.split(" [")[0], s.label.split("[")[1].split("]")[0]
+    values = [v for v in STUDY.claims[claim]["parts"][part]["values"][s.versus] if v is not None]
+    return s.link.back(st.mean(s.link.to(v) for v in values))
+
+
+def _reproduce(reference: str, key: str, value: float, study: SeedStudy | None = None, versus: float | None = None):
+    """The reproduction with statistic ``key`` of ``reference`` at ``value`` (a paired statistic: its subject's value,
+    against ``versus``, or the versus model's study mean) and every other at its study mean."""
     statistics = _family(reference, study)
-    live = _at_mean(statistics) | {_label(statistics, key, reference): value}
+    s = _statistic(statistics, key)
+    if s.versus is not None:
+        value = s.paired(value, _versus_mean(s) if versus is None else versus)
+    live = _at_mean(statistics) | {s.label: value}
     return reproduce(reference, statistics, live, PROFILE), statistics, live
 
 
-@pytest.mark.parametrize("reference, key, value", [("pit", BLOCKS, -0.05), ("swin", BLOCKS, -0.05),
-                                                   ("vit", LATER_HALF, 0.30)])  # fmt: skip
-def test_a_made_up_reversal_of_a_supported_claim_fails_and_prints_its_acceptance_region(reference, key, value):
-    found, statistics, live = _reproduce(reference, key, value)
+PGD_2 = "park2022.msa-adversarial-robust [pgd-2/255]"
+ERROR = "park2022.underfit-not-overfit [error-vs-resnet]"
+NEAR_FAR = "dosovitskiy2021.position-embedding-2d [near-minus-far]"
+
+
+@pytest.mark.parametrize("reference, key, value, versus", [("pit", BLOCKS, -0.3, None), ("swin", BLOCKS, -0.3, None),
+                                                           ("vit", LATER_HALF, 0.5, None), ("vit", PGD_2, 0.95, 0.70)])  # fmt: skip
+def test_a_made_up_reversal_of_a_supported_claim_fails_and_prints_its_acceptance_region(reference, key, value, versus):
+    """Among them the issue's ViT PGD drop at 2/255 of 0.95 against ResNet's 0.70 (the study: ViT's drop below
+    ResNet's on every seed), checked on the paired difference the verdict reads (a logit difference)."""
+    found, statistics, live = _reproduce(reference, key, value, versus=versus)
     (failed,) = found.failed
     assert failed.what == _label(statistics, key, reference) and len(failed.sides) == 1
-    assert ("below the acceptance region [" if value < 0 else "above the acceptance region (-inf") in found.message()
+    low, _ = failed.region()
+    assert ("below the acceptance region [" if value < low else "above the acceptance region (-inf") in found.message()
     claim, part = key.split(" [")[0], key.split("[")[1].rstrip("]")
     (own,) = [c for c in claim_checks(claim, reference, {reference: statistics}, live, PROFILE) if part in c.what]
     assert own.failed  # the claim test's own check (Holm's first step) fails as well
 
 
+@pytest.mark.parametrize("reference, key, value, versus", [("pit", ERROR, 0.02, 0.05), ("vit", NEAR_FAR, -0.03, None),
+                                                           ("pit", BLOCKS, -0.05, None)])  # fmt: skip
+def test_a_reversal_the_study_is_too_small_to_see_says_how_many_seeds_would(reference, key, value, versus):
+    """The issue's made-up reversals that five seeds cannot see at the check's level (PiT's test error 0.02 against
+    ResNet's 0.05, ViT's near-minus-far at -0.03) pass, and the claim test's message says how many seeds would see
+    a reversal to the part's null."""
+    found, statistics, live = _reproduce(reference, key, value, versus=versus)
+    assert not found.failed, found.message()
+    claim, part = key.split(" [")[0], key.split("[")[1].rstrip("]")
+    (own,) = [c for c in claim_checks(claim, reference, {reference: statistics}, live, PROFILE) if part in c.what]
+    seeds = own.seeds_to_see_reversal()
+    assert not own.failed and seeds is not None and seeds > len(STUDY.seeds)
+    assert f"a reversal to 0 would fail it with {seeds} seeds" in own.describe()
+
+
 @pytest.mark.parametrize("reference, key, value", [("pit", "attention-distance-grows [lower-heads-mixed]", -0.2265),
+                                                   ("pit", "attention-distance-grows [lower-heads-mixed]", -0.5717),
                                                    ("alternet", "msa-flattens-loss [ape-vs-resnet]", 2135.0)])  # fmt: skip
 def test_a_live_estimate_further_in_the_contradicted_direction_passes(reference, key, value):
+    """-0.5717: PiT's live value on a fresh AMD EPYC machine, about 41 predictive SDs from the study (built on an
+    Intel Xeon) on the side of the part's own verdict (contradicted); it failed the two-sided omnibus there. Every
+    other statistic at its study mean, the run passes: the omnibus counts only the verdicts' threatening sides."""
     found, statistics, _ = _reproduce(reference, key, value)
     assert not found.failed, found.message()
     (check,) = [c for c in found.checks if c.what == _label(statistics, key, reference)]
     assert check.p > 0.5 and len(check.sides) == 1  # tested towards the claim only
+    (omnibus,) = [c for c in found.checks if isinstance(c, Omnibus)]
+    assert omnibus.value < 0.1  # its deviation counts nothing
 
 
 def test_the_shifted_study_case_is_judged_at_the_power_it_has():
@@ -98,23 +150,71 @@ def test_the_shifted_study_case_is_judged_at_the_power_it_has():
     assert check.what in {c.what for c in beyond.failed}
 
 
-def test_an_undefined_live_value_fails_and_a_broad_shift_fails_the_omnibus():
+def _shifted(statistics, shift: float) -> dict[str, float]:
+    """Every statistic ``shift`` predictive SDs from its study mean, on its scale, towards the side its check tests
+    (upwards for a two-sided check)."""
+    live = {}
+    for s in statistics:
+        c = single_check(s, 0.0)
+        step = (-1 if s.sides == {"lower"} else 1) * shift * c.predictive.spread if c else 0.0
+        live[s.label] = s.scale.back(c.predictive.mean + step) if c else 0.0
+    return live
+
+
+def test_an_undefined_or_impossible_live_value_fails_with_a_line_that_names_it():
     statistics = _family("pit")
     live = _at_mean(statistics)
     label = _label(statistics, BLOCKS, "pit")
     undefined = reproduce("pit", statistics, {**live, label: math.nan}, PROFILE)
     assert [c.what for c in undefined.failed] == [label] and "UNDEFINED" in undefined.message()
-    broad = {s.label: live[s.label] + 4 * st.stdev(x for x in s.values if x is not None)
-             if scale_of(s.part) == "raw" else live[s.label] for s in statistics}  # fmt: skip
-    found = reproduce("pit", statistics, broad, PROFILE)  # 4 study SDs on every raw statistic: no single check sees it
+    impossible = reproduce("pit", statistics, {**live, label: -1.5}, PROFILE)  # a difference of CKAs is in [-1, 1]
+    (failed,) = impossible.failed
+    assert failed.what == label and f"{label}: -1.5 is not a possible value of it" in impossible.message()
+    (logged,) = [s for s in _family("vit") if "[ece-augmentation]" not in s.label and s.scale.link == "log"][:1]
+    zero = reproduce("vit", _family("vit"), {**_at_mean(_family("vit")), logged.label: 0.0}, PROFILE)
+    assert [c.what for c in zero.failed] == [logged.label] and "0 is not a possible value of it" in zero.message()
+
+
+@pytest.mark.parametrize("reference", PROFILE.references)
+def test_a_broad_shift_towards_the_verdicts_fails_the_omnibus_alone(reference):
+    """Three predictive SDs on every statistic, each on its check's side: no single check sees it (they need about
+    12 at five seeds), the omnibus does; one predictive SD, the issue's target, is beyond five seeds (the shift each
+    reference's omnibus detects is generated into docs/verdicts.md)."""
+    statistics = _family(reference)
+    found = reproduce(reference, statistics, _shifted(statistics, 3.0), PROFILE)
     assert [type(c) for c in found.failed] == [Omnibus], found.message()
 
 
-def test_every_log_scale_statistic_is_positive_on_every_study_seed():
-    logged = [s for r in PROFILE.references for s in family(STUDY, PROFILE, r) if scale_of(s.part) == "log"]
-    assert logged and all(v > 0 for s in logged for v in s.values if v is not None)
-    assert {scale_of(p) for p in get_claim("park2022.msa-flattens-loss").parts} == {"log"}
-    assert scale_of(get_claim("park2022.multistage-block-cka").parts[0]) == "raw"
+def test_the_omnibus_counts_only_the_threatening_side_and_each_near_duplicate_once():
+    statistics = _family("vit")
+    safe = {s.label: s.scale.back(c.predictive.mean + (1 if s.sides == {"lower"} else -1) * 5 * c.predictive.spread)
+            if len(s.sides) == 1 and (c := single_check(s, 0.0)) else v
+            for s, v in zip(statistics, _at_mean(statistics).values())}  # fmt: skip
+    found = reproduce("vit", statistics, safe, PROFILE)  # 5 predictive SDs on every one-sided statistic's safe side
+    (omnibus,) = [c for c in found.checks if isinstance(c, Omnibus)]
+    assert not found.failed and omnibus.value < 0.1, found.message()
+    assert omnibus.merged >= 1 and "near duplicates entered once" in omnibus.describe()
+
+
+def test_every_statistic_of_the_catalogue_has_a_declared_scale_and_every_check_can_fail():
+    """A part's scale is declared by its statistic's name before any value is seen; every study value lies inside it,
+    and every single check's acceptance region ends inside the statistic's range on a side it tests, or the check
+    says it cannot fail and how many seeds would make it testable (a fraction with a study seed at a bound, such as
+    ResNet's NEP of 0, is on the raw scale, where the region can cover the whole range), and never fails."""
+    names = {p.statistic_name for c in list_claims() for p in c.parts}
+    undeclared = [n for n in names if not any(n.startswith(start) for start, _ in SCALES)]
+    assert not undeclared
+    assert {scale_of(p).link for p in get_claim("park2022.msa-flattens-loss").parts} == {"log"}
+    assert scale_of(get_claim("park2022.multistage-block-cka").parts[0]) == Scale("logit", -1.0, 1.0)
+    for reference in PROFILE.references:
+        statistics = family(STUDY, PROFILE, reference)
+        assert all(s.link.inside(v) for s in statistics for v in s.values if v is not None and s.versus is None)
+        for c in reproduce(reference, statistics, _at_mean(statistics), PROFILE).checks:
+            if isinstance(c, Omnibus) or c.testable:
+                continue  # an untestable check: a fraction with a study seed at its bound, on the raw scale
+            assert c.scale.link == "raw" and math.isfinite(c.scale.low) and not c.failed
+            assert "UNTESTABLE with 5 seeds, its acceptance region" in c.describe()
+            assert f"(testable with {c.seeds_to_test()} seeds)" in c.describe()
 
 
 def test_leave_one_seed_out_calibration_on_the_committed_study():
@@ -129,7 +229,7 @@ def test_leave_one_seed_out_calibration_on_the_committed_study():
 def test_a_failed_live_check_fails_the_claim_test_with_its_own_exception():
     claim = get_claim("park2022.multistage-block-cka")
     statistics = _family("pit")
-    live = _at_mean(statistics) | {_label(statistics, BLOCKS, "pit"): -0.05}
+    live = _at_mean(statistics) | {_label(statistics, BLOCKS, "pit"): -0.3}
     checks = claim_checks(claim.id, "pit", {"pit": statistics}, live, PROFILE)
     outcome = dataclasses.replace(STUDY.evaluate(claim, "pit", expected=SNAPSHOT.expected(claim, "pit")),
                                   live_checks=checks)  # fmt: skip
@@ -140,14 +240,14 @@ def test_a_failed_live_check_fails_the_claim_test_with_its_own_exception():
 
 def _record(model: str, statistic: str, **extra) -> dict:
     return {"model": model, "recipe": "abc/def", "seed": 100, "statistic": statistic, "machines": ["2-core EPYC"],
-            "still_needed": True, "why": "an outlier draw", "extra_seeds_p": 0.001, **extra}  # fmt: skip
+            "still_needed": True, "why": "an outlier draw", "extra_seeds_p": 1e-5, **extra}  # fmt: skip
 
 
 def test_known_discrepancies_are_keyed_by_the_draw_and_refused_when_they_name_another_model(tmp_path):
     statistics = _family("pit")
     label = _label(statistics, BLOCKS, "pit")
-    live = _at_mean(statistics) | {label: -0.05}
-    known = KnownDiscrepancy("pit", "abc/def", 100, label, ("2-core EPYC",), True, "an outlier draw", 0.001)
+    live = _at_mean(statistics) | {label: -0.3}
+    known = KnownDiscrepancy("pit", "abc/def", 100, label, ("2-core EPYC",), True, "an outlier draw", 1e-5)
     with pytest.raises(ReproductionDiscrepancy, match="an outlier draw"):
         reproduce("pit", statistics, live, PROFILE, [known]).assert_reproduced()
     with pytest.raises(AssertionError, match="no longer fails") as back:
@@ -178,3 +278,12 @@ def test_a_known_discrepancy_needs_extra_seeds_that_confirm_the_draw_is_off(tmp_
     with pytest.raises(StudyError, match="needs extra_seeds_p below 1.00%"):
         load_discrepancies(PROFILE, tmp_path)
     assert load_discrepancies(PROFILE) == ()  # the committed file: no record is needed under the one-sided rule
+
+
+def test_a_known_discrepancy_needs_extra_seeds_below_its_own_checks_level():
+    """Below the reference's 1 % but not below its check's own level (Holm's first step, about 0.0002): refused."""
+    statistics = _family("pit")
+    label = _label(statistics, BLOCKS, "pit")
+    known = KnownDiscrepancy("pit", "abc/def", 100, label, ("2-core EPYC",), True, "an outlier draw", 0.001)
+    with pytest.raises(StudyError, match="needs extra_seeds_p below its check's own level 0.0002"):
+        reproduce("pit", statistics, _at_mean(statistics) | {label: -0.3}, PROFILE, [known])
