@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import subprocess
 from importlib import metadata
 from typing import Any
 
-__all__ = ["versions", "machine", "provenance", "checkpoint_versions", "VERSIONED"]
+__all__ = ["versions", "machine", "provenance", "commit", "checkpoint_versions", "VERSIONED"]
 __not_in_cache_keys__ = "describes versions and the machine; computes no cached value"
 
 VERSIONED = ("model-props", "torch", "timm", "numpy")
@@ -72,6 +73,21 @@ def machine(device: str = "cpu") -> dict[str, Any]:
 
 def provenance(device: str = "cpu") -> dict[str, Any]:
     return {"versions": versions(), "machine": machine(device)}
+
+
+def commit(folder: Any) -> str | None:
+    """The git commit ``folder`` is at (``+dirty`` where its tracked files differ from it); None outside a git
+    repository or without git."""
+    git = ["git", "-C", str(folder)]
+    try:
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def checkpoint_versions(path: Any) -> dict[str, str] | None:

@@ -1,8 +1,10 @@
 """The session's recorder: claim records and model facts collected from every test report (also under
-pytest-xdist), written to ``reports/summary.{json,md}``, and the verdict table in the terminal."""
+pytest-xdist), written to ``reports/summary.{json,md}`` with pytest's own count of every outcome, and the verdict
+table in the terminal."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,18 +13,26 @@ import pytest
 from ..errors import ModelPropsError
 from . import state
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "OUTCOME_KEYS"]
+
+# summary.json's outcome names -> the categories of pytest's terminal reporter (``"error"``: a setup or teardown
+# failure; ``"inconclusive"``: this plugin's own, ``hooks.pytest_report_teststatus``)
+OUTCOME_KEYS = {"passed": "passed", "failed": "failed", "errors": "error", "skipped": "skipped", "xfailed": "xfailed",
+                "xpassed": "xpassed", "inconclusive": "inconclusive"}  # fmt: skip
 
 
 class Recorder:
     """Collects claim records and model facts; writes ``reports/summary.{json,md}`` and the verdict table.
 
     Records travel in ``report.user_properties``, so with pytest-xdist they reach the controller, which is
-    the only process that writes the summary. Nothing is written or printed in a session without records.
+    the only process that writes the summary. The summary is written by every session that runs a claim or gate test
+    or records anything, and by every session that finds one there already (so that a run with nothing to record,
+    or one that errored, never leaves the previous run's summary behind); a session that does neither stays inert.
     """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.records: list[dict] = []
         self.models: dict[str, dict] = {}
         self.gate: list[dict] = []
@@ -50,13 +60,25 @@ class Recorder:
         """``reports/`` under the directory pytest was invoked from, like ``--alluredir=reports/...``."""
         return Path(self.config.invocation_params.dir) / "reports"
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") or not (self.records or self.gate):
+    def _outcomes(self) -> dict[str, int]:
+        """pytest's own count of this session's outcomes (its terminal reporter's, the closing line's numbers)."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(reporter, "stats", {})
+        return {name: sum(1 for r in stats.get(key, ()) if getattr(r, "count_towards_summary", True))
+                for name, key in OUTCOME_KEYS.items()}  # fmt: skip
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if hasattr(self.config, "workerinput"):
             return
-        from ..provenance import provenance
+        ran_claims = any(item.get_closest_marker("claim") or item.get_closest_marker("gate") for item in session.items)
+        if not (self.records or self.gate or ran_claims or (self.directory / "summary.json").exists()):
+            return
+        from ..provenance import commit, provenance
         from ..reporting.summary import write_summary
 
         settings = state.settings(self.config)
+        run = {"started": self.started, "commit": commit(Path(self.config.invocation_params.dir)),
+               "exit_status": int(exitstatus)}  # fmt: skip
         found = write_summary(
             self.directory,
             profile=settings.profile,
@@ -66,6 +88,8 @@ class Recorder:
             results=self.records,
             provenance=provenance(settings.device),
             gate=self.gate,
+            outcomes=self._outcomes(),
+            run=run,
         )
         results = getattr(self.config.option, "allure_report_dir", None)
         if results and found:  # allure-pytest writes this session's results there

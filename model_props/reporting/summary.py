@@ -1,12 +1,16 @@
 """The session summary: one record per claim test, ``reports/summary.{json,md}`` and the verdict table.
 
-``summary.json`` is a stable contract for CI tools (schema 3: scopes, per-seed estimates, the expectation snapshot's
-entries and each test's outcome, inconclusive apart from passed)::
+``summary.json`` is a stable contract for CI tools (schema 4: every test's outcome as pytest counted it, the run's
+start, commit and exit status; scopes, per-seed estimates, the expectation snapshot's entries and each claim test's
+outcome, inconclusive apart from passed)::
 
     {
-      "schema_version": 3,
+      "schema_version": 4,
       "profile": "smoke", "seed": 0, "train_seed": null,
-      "outcomes": {"passed": 46, "inconclusive": 25, "xfailed": 7, "failed": 0, "skipped": 2},
+      "run": {"started": "2026-11-28T17:00:00+00:00", "commit": "187769e", "exit_status": 0},
+      "outcomes": {"passed": 880, "failed": 0, "errors": 0, "skipped": 146, "xfailed": 17, "xpassed": 0,
+                   "inconclusive": 31},
+      "claim_outcomes": {"passed": 46, "inconclusive": 25, "xfailed": 7, "failed": 0, "skipped": 2},
       "provenance": {"versions": {...}, "machine": {...}},
       "models": {"vit": {"accuracy": 0.8, "nll": 0.5, "parameters": 683242, "checkpoint_sha256": "...",
                          "recipe": "vit", "recipe_fingerprint": "...", "train_seed": 0, "provenance": {...}}},
@@ -26,6 +30,8 @@ entries and each test's outcome, inconclusive apart from passed)::
     }
 
 ``value``/``interval`` are null for skipped records; ``per_seed`` and ``expectation`` where the scope has them.
+``outcomes`` counts every test of the session (pytest's own closing line), ``claim_outcomes`` the claim tests' records
+only; a run with an error, or a non-zero ``exit_status``, did not pass whatever the claims say.
 ``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
 ``disagreements`` sets a claim that disputes another beside it on each model judged on both
 (:mod:`.disputes`); ``models[...]["training"]`` holds the recipe facts they compare.
@@ -49,7 +55,7 @@ from .disputes import disagreement_lines, disagreements
 __all__ = ["SCHEMA_VERSION", "OUTCOMES", "outcome_record", "part_records", "judgement_record", "skip_record",
            "model_facts", "training_facts", "write_summary", "verdict_table"]  # fmt: skip
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: outcomes are pytest's, over every test; claim_outcomes; run
 OUTCOMES = ("passed", "inconclusive", "failed", "xfailed", "skipped")
 TRAINING_FACTS = ("dataset", "subset", "steps", "batch_size", "augment", "optimizer", "lr", "warmup_steps")
 SHORT = {"supported": "ok", "contradicted": "CONTRA", "inconclusive": "incon", "skipped": "-", "xfailed": "xfail"}
@@ -174,18 +180,25 @@ def write_summary(
     train_seed: int | None = None,
     provenance: Mapping[str, Any] | None = None,
     gate: Sequence[Mapping[str, Any]] | None = None,
+    outcomes: Mapping[str, int] | None = None,
+    run: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Write ``summary.json`` and ``summary.md``; the disagreements between papers they hold (:mod:`.disputes`)."""
+    """Write ``summary.json`` and ``summary.md``; the disagreements between papers they hold (:mod:`.disputes`).
+    ``outcomes``: pytest's count of every test of the session (the claim records' own counts where not given);
+    ``run``: its start, commit and exit status."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
     found = disagreements(ordered, models)
     counts = {k: sum(r.get("outcome") == k for r in ordered) for k in OUTCOMES}
+    tests = dict(outcomes) if outcomes is not None else dict(counts)
     summary = {
         "schema_version": SCHEMA_VERSION,
         "profile": profile,
         "seed": seed,
         "train_seed": train_seed,
-        "outcomes": counts,
+        "run": dict(run or {}),
+        "outcomes": tests,
+        "claim_outcomes": counts,
         "provenance": dict(provenance or {}),
         "models": dict(models),
         "results": ordered,
@@ -193,10 +206,15 @@ def write_summary(
         "disagreements": found,
     }
     (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    status = f" (exit status {run['exit_status']})" if run and "exit_status" in run else ""
     lines = [
         f"# model-props verdicts (profile `{profile}`, seed {seed})",
         "",
-        "Claim tests: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n),
+        "Tests: "
+        + (", ".join(f"{n} {'error' if (k, n) == ('errors', 1) else k}" for k, n in tests.items() if n) or "none")
+        + status,  # fmt: skip
+        "",
+        "Claim tests: " + (", ".join(f"{n} {k}" for k, n in counts.items() if n) or "none"),
         "",
         "```",
         *verdict_table(ordered),

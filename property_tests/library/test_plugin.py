@@ -140,7 +140,7 @@ def test_claim_test_writes_allure_labels_attachments_and_summary(allure_run):
     (record,) = [r for r in summary["results"] if r["model"] == "untrained-resnet"]
     assert record["outcome"] == "inconclusive" and summary["outcomes"]["inconclusive"] >= 1
     assert "every one of its non-subsampling conv or MLP units leaves" in record["parts"][0]["degenerate"]
-    assert summary["outcomes"]["passed"] == sum(r["outcome"] == "passed" for r in summary["results"])
+    assert summary["claim_outcomes"]["passed"] == sum(r["outcome"] == "passed" for r in summary["results"])
     assert [r["model"] for r in summary["results"] if r["claim"] == "park2022.conv-mlp-highpass"] == [
         "untrained-resnet"
     ]
@@ -199,3 +199,51 @@ def test_users_recipes_folder_adds_profiles(suite, tmp_path):
     result.stderr.fnmatch_lines(
         ["*unknown profile='huge'; valid: 'cpu', 'mine', 'paper', 'smoke' (built-in, and the user's recipes folder*"]
     )
+
+
+ONE_PASS_ONE_ERROR = """
+import pytest
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("a fixture that cannot be set up")
+
+@pytest.mark.claim
+def test_passes():
+    pass
+
+@pytest.mark.claim
+def test_errors(broken):
+    pass
+"""
+
+
+def test_the_summary_counts_every_outcome_as_pytest_does_with_the_runs_exit_status(inprocess, tmp_path):
+    """A run with one pass and one setup error: summary.json and summary.md count the error (it read "1 passed" and
+    "failed": 0 before, counting claim records alone) and carry the start, the commit and the exit status 1."""
+    inprocess.makepyfile(test_mixed=ONE_PASS_ONE_ERROR)
+    result = inprocess.runpytest(f"--claims-cache={tmp_path}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    summary = json.loads((inprocess.path / "reports" / "summary.json").read_text())
+    assert summary["schema_version"] == 4 and summary["run"]["exit_status"] == int(result.ret) == 1
+    assert summary["outcomes"] == {"passed": 1, "failed": 0, "errors": 1, "skipped": 0, "xfailed": 0, "xpassed": 0,
+                                   "inconclusive": 0}  # fmt: skip
+    assert summary["run"]["started"].endswith("+00:00") and "commit" in summary["run"]
+    assert "Tests: 1 passed, 1 error (exit status 1)" in (inprocess.path / "reports" / "summary.md").read_text()
+
+
+def test_a_run_that_records_nothing_replaces_the_previous_summary_and_an_unrelated_one_writes_none(inprocess,
+                                                                                                  tmp_path):  # fmt: skip
+    """A previous run's summary is never left behind (it said passed and supported after a run that failed before it
+    recorded anything); a session that runs no claim test where no summary exists writes none (the plugin is inert)."""
+    inprocess.makepyfile(test_plain="def test_fails():\n    assert False\n")
+    result = inprocess.runpytest(f"--claims-cache={tmp_path}", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert not (inprocess.path / "reports").exists()
+    reports = inprocess.path / "reports"
+    reports.mkdir()
+    (reports / "summary.json").write_text(json.dumps({"schema_version": 3, "outcomes": {"passed": 30, "failed": 0}}))
+    result = inprocess.runpytest(f"--claims-cache={tmp_path}", "-p", "no:cacheprovider")
+    summary = json.loads((reports / "summary.json").read_text())
+    assert summary["outcomes"]["failed"] == 1 and summary["outcomes"]["passed"] == 0
+    assert summary["run"]["exit_status"] == 1 and summary["results"] == []
