@@ -25,9 +25,10 @@ class Recorder:
     """Collects claim records and model facts; writes ``reports/summary.{json,md}`` and the verdict table.
 
     Records travel in ``report.user_properties``, so with pytest-xdist they reach the controller, which is
-    the only process that writes the summary. The summary is written by every session that runs a claim or gate test
-    or records anything, and by every session that finds one there already (so that a run with nothing to record,
-    or one that errored, never leaves the previous run's summary behind); a session that does neither stays inert.
+    the only process that writes the summary. The summary is written by every session whose tests use the plugin's
+    fixtures (all of which rest on ``model_store``) or that records anything, and by every session that finds one
+    there already (so that a run with nothing to record, or one that errored, never leaves the previous run's summary
+    behind); a session that does neither stays inert (a user's own ``claim`` marker does not make it use the plugin).
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -70,8 +71,8 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(self.config, "workerinput"):
             return
-        ran_claims = any(item.get_closest_marker("claim") or item.get_closest_marker("gate") for item in session.items)
-        if not (self.records or self.gate or ran_claims or (self.directory / "summary.json").exists()):
+        used = any("model_store" in getattr(item, "fixturenames", ()) for item in session.items)
+        if not (self.records or self.gate or used or (self.directory / "summary.json").exists()):
             return
         from ..provenance import commit, provenance
         from ..reporting.summary import write_summary

@@ -50,7 +50,7 @@ class StudyStatistic:
     sides: frozenset[Side] = frozenset()
     readers: tuple[tuple[str, str, str], ...] = ()
     versus: str | None = None
-    link: Scale = RAW  # the scale of the models' own values (:func:`_link`)
+    link: Scale = RAW  # the scale of the models' own values, fitted to the study's
 
     @property
     def scale(self) -> Scale:
@@ -81,8 +81,8 @@ class StudyStatistic:
 
 
 def _link(part: Part | None, values: Sequence[float | None], paired: bool = False) -> Scale:
-    """The scale of a statistic's per-model ``values``: the part's (:func:`~.live_check.scale_of`) fitted to them
-    (:func:`~.live_check.fitted`); for an equivalence's paired difference (``paired``) raw on the statistic's range,
+    """The scale of a statistic's per-model ``values``: the part's (:func:`~.scales.scale_of`) fitted to them
+    (:func:`~.scales.fitted`); for an equivalence's paired difference (``paired``) raw on the statistic's range,
     since its margin is in the statistic's units."""
     scale = fitted(scale_of(part), [v for v in values if v is not None])
     if paired and part is not None and part.direction == "within":
@@ -150,12 +150,12 @@ def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapsho
                         continue
                     if name is None:
                         link = _link(part, [*values[subject], *values[part.versus]], paired=True)
-                        paired = StudyStatistic("", subject, part.checkpoint, (), part, versus=part.versus, link=link)
-                        per_seed = tuple(None if a is None or b is None else paired.paired(a, b)
+                        template = StudyStatistic("", subject, part.checkpoint, (), part, versus=part.versus, link=link)
+                        per_seed = tuple(None if a is None or b is None else template.paired(a, b)
                                          for a, b in zip(values[subject], values[part.versus]))  # fmt: skip
                         label = f"{claim.id} [{part.name}] {part.statistic_name} of {subject} - {part.versus}"
                         label += {"log": " (log ratio)", "logit": " (logit difference)"}.get(link.link, "")
-                        new = dataclasses.replace(paired, label=label, values=per_seed)
+                        new = dataclasses.replace(template, label=label, values=per_seed)
                         towards: Side = "lower" if _mean(per_seed) > 0 else "upper"
                     else:
                         per_seed = tuple(values[name])

@@ -108,7 +108,7 @@ class Check:
                     None)  # fmt: skip
 
     def seeds_to_test(self) -> int | None:
-        """The fewest study seeds at which a possible live value can fail it (:meth:`_seeds_to_reach`)."""
+        """The fewest study seeds at which a possible live value can fail it (the study's mean and spread held)."""
         room = [b - self.predictive.mean if side == "upper" else self.predictive.mean - b
                 for side, b in (("upper", self.scale.high), ("lower", self.scale.low)) if side in self.sides]  # fmt: skip
         return self._seeds_to_reach(max(room))

@@ -175,8 +175,8 @@ def reproduce(reference: str, statistics: Sequence[StudyStatistic], live: Mappin
 
 def _first_step(statistics: Sequence[StudyStatistic], profile: Profile) -> tuple[float, set[str]]:
     """The level of the first step of the family's Holm procedure (half the reference's share of the run's level,
-    over its testable single checks), and the labels of the checks untestable at it (:attr:`~.live_check.Check.
-    testable`), which are listed and not counted."""
+    over its testable single checks), and the labels of the checks untestable at it
+    (:attr:`~.live_check.Check.testable`), which are listed and not counted."""
     half = run_level(profile) / 2
     candidates = [c for s in statistics if (c := single_check(s, 0.0)) is not None]
     strictest = half / max(1, len(candidates))
@@ -187,8 +187,8 @@ def _first_step(statistics: Sequence[StudyStatistic], profile: Profile) -> tuple
 def claim_checks(claim: str, model: str, families: Mapping[str, Sequence[StudyStatistic]],
                  live: Mapping[str, float], profile: Profile) -> tuple[Check, ...]:  # fmt: skip
     """The checks of the statistics that ``claim``'s verdicts on reference ``model`` read, from the ``families``
-    (reference -> :func:`family`) that hold them, each at the first step of its family's Holm procedure
-    (:func:`_first_step`; an untestable one never fails)."""
+    (reference -> :func:`~.family.family`) that hold them, each at the first step of its family's Holm procedure
+    (an untestable one never fails)."""
     found = []
     for statistics in families.values():
         level, untestable = _first_step(statistics, profile)

@@ -208,12 +208,10 @@ import pytest
 def broken():
     raise RuntimeError("a fixture that cannot be set up")
 
-@pytest.mark.claim
-def test_passes():
+def test_passes(model_store):
     pass
 
-@pytest.mark.claim
-def test_errors(broken):
+def test_errors(model_store, broken):
     pass
 """
 
