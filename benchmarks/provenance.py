@@ -19,7 +19,6 @@ import ast
 import hashlib
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import date
@@ -29,6 +28,7 @@ from typing import Any
 from model_props.cache import import_closure
 from model_props.cache.source import PACKAGE
 from model_props.cache.source import ROOT as PACKAGE_ROOT
+from model_props.provenance import commit as tree_commit
 from model_props.provenance import provenance
 
 __all__ = ["PYTEST_RUNS", "code_hash", "commit", "record", "script_modules"]
@@ -39,14 +39,9 @@ PYTEST_RUNS = ("model_props.plugin", "model_props.suite", "model_props.cli")  # 
 
 
 def commit() -> str:
-    """The commit the measured tree is at ("+dirty" with uncommitted changes to tracked files), or
-    ``$MODEL_PROPS_COMMIT`` where set."""
-    if os.environ.get("MODEL_PROPS_COMMIT"):
-        return os.environ["MODEL_PROPS_COMMIT"]
-    git = ["git", "-C", str(REPOSITORY)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    """The commit the measured tree is at ("+dirty" with uncommitted changes to tracked files,
+    :func:`model_props.provenance.commit`), or ``$MODEL_PROPS_COMMIT`` where set."""
+    return os.environ.get("MODEL_PROPS_COMMIT") or tree_commit(REPOSITORY) or ""
 
 
 def _module_file(module: str, root: Path) -> Path | None:
