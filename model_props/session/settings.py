@@ -21,11 +21,27 @@ __all__ = ["Settings", "validate_device", "SCOPES", "INCONCLUSIVE", "LIVE"]
 
 
 def validate_device(device: str) -> str:
-    if device in ("cpu", "cuda", "mps") or (device.startswith("cuda:") and device[5:].isdigit()):
+    """``device`` if it names a device this torch can use, else :class:`~model_props.errors.ConfigError` in one line
+    (torch is imported only for a device other than the CPU, so that a default session stays light)."""
+    if not (device in ("cpu", "cuda", "mps") or (device.startswith("cuda:") and device[5:].isdigit())):
+        raise ConfigError(
+            f"device={device!r} (--claims-device or [tool.model_props] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'"
+        )
+    if device == "cpu":
         return device
-    raise ConfigError(
-        f"device={device!r} (--claims-device or [tool.model_props] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'"
-    )
+    import torch
+
+    where = f"device={device!r} (--claims-device or [tool.model_props] device)"
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError(f"{where}: this torch {torch.__version__} has no usable MPS device; use 'cpu'")
+    if device.startswith("cuda"):
+        index = int(device[5:]) if ":" in device else 0
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            found = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            raise ConfigError(f"{where}: this torch {torch.__version__} sees {found} CUDA device(s) "
+                              f"(CUDA build: {torch.version.cuda or 'none'}); use 'cpu', or a CUDA build of torch "
+                              "on a machine with a GPU")  # fmt: skip
+    return device
 
 
 _PATHS = tuple(o.name for o in OPTIONS if o.path)

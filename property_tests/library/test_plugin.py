@@ -70,6 +70,23 @@ def test_bad_device_is_a_usage_error(suite):
     )
 
 
+@pytest.mark.parametrize("device", ["cuda", "cuda:7", "mps"])
+def test_a_device_this_machine_lacks_is_a_usage_error_in_one_line(suite, device):
+    """It printed one torch traceback per model (374 lines for --claims-device cuda on a CPU-only machine)."""
+    import torch
+
+    available = {"cuda": torch.cuda.device_count() > 0, "cuda:7": torch.cuda.device_count() > 7,
+                 "mps": torch.backends.mps.is_available()}  # fmt: skip
+    if available[device]:
+        pytest.skip(f"this machine has {device}")
+    result = suite.runpytest("--claims-device", device)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    expected = "has no usable MPS device" if device == "mps" else "CUDA device(s)"
+    result.stderr.fnmatch_lines([f"*device={device!r} (--claims-device or [[]tool.model_props[]] device): this torch *"
+                                 f"{expected}*; use 'cpu'*"])  # fmt: skip
+    assert "Traceback" not in result.stderr.str() and len(result.stderr.str().strip().splitlines()) <= 2
+
+
 def test_nan_model_fails_in_one_line(inprocess: pytest.Pytester, tmp_path, model_store, user_module):
     pytester = inprocess
     pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")
