@@ -128,6 +128,47 @@ def confirmation() -> str:
             f"interval of seeds {list(study.set_seeds)}** (at least 90 % needed to write a study).")  # fmt: skip
 
 
+def canaries() -> str:
+    """What the committed canary record holds, and what it was recorded with."""
+    from model_props.session.canaries import load_canaries
+    from model_props.verdicts.canaries import margin
+
+    record = load_canaries("smoke")
+    assert record is not None, "fixtures/smoke-canaries.json is missing"
+    recorded = [v for parts in record.claims.values() for models in parts.values() for v in models.values()]
+    fixed = sum(margin(v) == 0 for v in recorded)
+    machine, versions = record.provenance["machine"], record.provenance["versions"]
+    return (f"The committed record (`fixtures/smoke-canaries.json`) holds {len(recorded)} statistics of "
+            f"{len(record.claims)} claims and the training canaries of {len(record.training)} recipes, seeds "
+            f"{list(record.seeds)}, for the study of {record.study['date']} (seeds {record.study['seeds']}). It was "
+            f"recorded at commit `{record.provenance.get('commit', 'unknown')[:7]}`, whose code the study's own code "
+            f"hashes matched, on {machine['cpu']} ({machine.get('cpu_capability', '?')}), {machine['cpu_count']} cores, "
+            f"with torch {versions['torch']}, timm {versions['timm']} and numpy {versions['numpy']}. {fixed} of the "
+            f"statistics take one value on all three seeds, so their margin is the float floor alone: any change of "
+            f"them stales their claim.") + _canary_benchmark()  # fmt: skip
+
+
+def _canary_benchmark() -> str:
+    """What ``benchmarks/canaries.py`` measured: the canary's line coverage and its move on one torch thread."""
+    if not (ROOT / "benchmarks" / "results" / "canaries.json").is_file():
+        return (
+            "\n\nThe canaries' line coverage and thread drift are not measured yet (`python benchmarks/canaries.py`)."
+        )
+    data = _result("canaries.json")
+    threads, packages = data["threads"], data["coverage"]["packages"]
+    rows = [f"| `{name}` | {c['executed']:,} of {c['statements']:,} | {c['executed'] / c['statements']:.0%} |"
+            for name, c in packages.items()]  # fmt: skip
+    total = sum(c["executed"] for c in packages.values()), sum(c["statements"] for c in packages.values())
+    moved = ", ".join(threads["claims_moved"]) or "none"
+    return (f"\n\nRun on {threads['threads']} torch threads instead of the record's {threads['recorded_threads']} (another "
+            f"order of float sums, as another machine's kernels give), from a fresh cache, the first canary seed reproduced "
+            f"{threads['identical']} of its {threads['statistics']} defined statistics bit for bit; the largest move "
+            f"was {threads['largest_move_sd']:.3g} seed-SD, and the claims it stales: {moved}. The lines of the packages "
+            f"the canaries are meant to run that the first seed executes ({data['coverage']['seconds_traced']:.0f} s "
+            f"under the tracer):\n\n| package | lines executed | share |\n|---|---|---|\n" + "\n".join(rows)
+            + f"\n| all | {total[0]:,} of {total[1]:,} | {total[0] / total[1]:.0%} |\n\n" + stamps.stamp("canaries.json"))  # fmt: skip
+
+
 def _trials():
     """The default run's reproduction (the references trained live) on each study seed, predicted from the others."""
     study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
@@ -577,6 +618,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "readme-verdicts": readme_verdicts,
     "disagreements": disagreements,
     "confirmation": confirmation,
+    "canaries": canaries,
     "reproduction": reproduction,
     "reproduction-power": reproduction_power,
     "live-null": live_null,

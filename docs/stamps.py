@@ -80,7 +80,8 @@ def stamp(results_file: str, entry: str | None = None, args: str = "") -> str:
 @functools.cache  # two blocks print it; its check reads every claim's fingerprints
 def study_stamp(profile: str = "smoke") -> str:
     """Where the profile's seed study was measured, its entries added later, and whether every claim's entry still
-    matches the code and the profile (its fingerprints, :meth:`~model_props.verdicts.study.SeedStudy.stale`)."""
+    matches the profile's data (its fingerprints, :meth:`~model_props.verdicts.study.SeedStudy.stale`; the code is
+    judged by the study's canaries when a run reads it)."""
     from model_props.claims import list_claims
     from model_props.training.profiles import load_profile
     from model_props.verdicts.study import load_study, regenerate
@@ -100,6 +101,8 @@ def study_stamp(profile: str = "smoke") -> str:
                 f"{study.date or 'an unrecorded date'} on {_machine(study.provenance.get('machine', {}))}"
                 f"{later}.")  # fmt: skip
     if stale:
-        return sentence + (f" Its entries for {len(stale)} of {len(claims)} claims no longer match the code or the "
+        return sentence + (f" Its entries for {len(stale)} of {len(claims)} claims no longer match the "
                            f"profile ({', '.join(stale)}); regenerate with `{regenerate(profile)}`.")  # fmt: skip
-    return sentence + f" Its fingerprints match the current code and profile for all {len(claims)} claims."
+    return sentence + (f" Its rules and measurement settings match the profile for all {len(claims)} claims; the code "
+                       "is judged by the study's canaries when a run "
+                       "reads it.")  # fmt: skip

@@ -3,7 +3,7 @@
 model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N] [--workers N | --scheduler ADDRESS]
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
-model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ...]
+model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ... | --canaries]
 model-props expectations [--profile smoke] [--recipes DIR] [--update]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
@@ -13,6 +13,7 @@ model-props claims
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -53,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="measure only these claims (ids or globs) with the study's own seeds and merge them into the existing "
         "study, training only the recipes they read; every other entry is kept",
+    )
+    s.add_argument(
+        "--canaries",
+        action="store_true",
+        help="only record the canaries of the existing study (<profile>-canaries.json beside it), with this code: "
+        "run it with the code that built the study",
     )
     e = sub.add_parser(
         "expectations",
@@ -144,9 +151,19 @@ def main(argv: list[str] | None = None) -> int:
 
             print(ModelStore(settings).architecture(args.name))
         elif args.command == "seed-study":
+            from .session.canaries import record_canaries
             from .session.study import run_study
+            from .verdicts.study import SeedStudy, load_study
 
-            run_study(settings, seeds=args.seeds, out=args.out, add=args.add)
+            if args.canaries:  # the existing study's, with this code
+                found = load_study(settings.profile, settings.recipes.user_dir)
+                if found is None:
+                    raise ConfigError(f"profile {settings.profile!r} has no seed study whose canaries to record")
+                study, out = found, args.out or Path(found.source).parent
+            else:  # the study, then its canaries by the same code: what later code must reproduce
+                path = run_study(settings, seeds=args.seeds, out=args.out, add=args.add)
+                study, out = SeedStudy.from_json(json.loads(path.read_text()), str(path)), path.parent
+            print(f"recorded {record_canaries(settings, study, out)}")
         elif args.command == "expectations":
             from .session.expectations import compare_snapshot
 

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -71,16 +72,27 @@ class CacheEntry:
             yield
 
     def read(self, *roles: str) -> dict[str, Any] | None:
-        """The manifest if it parses and each of ``roles`` has a file whose sha256 it records; else None."""
+        """The manifest if it parses and each of ``roles`` has a file whose sha256 it records; else None. A damaged
+        entry (an unreadable manifest, a listed file missing or not matching its sha256) also says so in one line
+        on stderr, since what reads it as absent recomputes it."""
+        if not self.manifest.is_file():
+            return None
         try:
             meta = json.loads(self.manifest.read_text())
             listed = meta[FILES]
-            for role in roles:
-                path = self.directory / listed[role]["file"]
-                if not path.is_file() or listed[role]["sha256"] != sha256_file(path):
-                    return None
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            _damaged(self, f"its manifest is unreadable: {type(exc).__name__}")
             return None
+        for role in roles:
+            if not isinstance(listed, dict) or role not in listed:
+                return None  # not written with this role (e.g. a run trained only to warm-up): absent, not damaged
+            path = self.directory / str(listed[role].get("file"))
+            if not path.is_file():
+                _damaged(self, f"{path.name} is missing")
+                return None
+            if listed[role].get("sha256") != sha256_file(path):
+                _damaged(self, f"{path.name} does not match its sha256")
+                return None
         return meta if isinstance(meta, dict) else None
 
     def sha256(self, meta: Mapping[str, Any], role: str) -> str:
@@ -145,6 +157,16 @@ class CacheEntry:
                     shutil.rmtree(stale, ignore_errors=True)
             except (ValueError, OSError):
                 continue
+
+
+_REPORTED: set[Path] = set()
+
+
+def _damaged(entry: CacheEntry, why: str) -> None:
+    """Say once per process that ``entry`` is damaged and will be rebuilt (it then reads as absent)."""
+    if entry.directory not in _REPORTED:
+        _REPORTED.add(entry.directory)
+        print(f"model-props: the cache entry {entry.directory} is damaged ({why}); rebuilding it", file=sys.stderr)
 
 
 def _alive(pid: int) -> bool:

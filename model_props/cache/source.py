@@ -5,8 +5,13 @@ files (which drifts: a list that forgot the module the anatomy reads its evidenc
 reports), :func:`source_hash` follows imports. From each entry module it parses every import of a module of
 this package, at module level and inside functions, absolute and relative, and follows them transitively;
 importing ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``, so those enter the closure too.
-Imports under ``if TYPE_CHECKING:`` never run and are left out. The hash covers the files' paths and bytes
-in sorted order plus the installed versions of torch, timm and numpy.
+Imports under ``if TYPE_CHECKING:`` never run and are left out. The hash covers the files' paths and code in
+sorted order plus the installed versions of torch, timm and numpy. The code is the syntax tree without its
+docstrings (:func:`code_of`): comments, docstrings and formatting never invalidate a cache, a changed line of code
+always does.
+
+These hashes key local caches (trained models, measured reports), where being conservative is right. A committed
+seed study is judged by behaviour instead: its canaries (:mod:`model_props.verdicts.canaries`).
 
 A module that computes no cached value (it moves or verifies bytes, words or versions: the entry protocol,
 file locks, error messages, provenance) says so with a module-level ``__not_in_cache_keys__ = "<why>"``; a
@@ -34,6 +39,7 @@ __all__ = [
     "NOT_IN_CACHE_KEYS",
     "import_closure",
     "not_in_cache_keys",
+    "code_of",
     "package_modules",
     "source_hash",
 ]
@@ -117,6 +123,27 @@ def not_in_cache_keys(tree: ast.Module) -> bool:
     )
 
 
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` with the docstring of the module and of every class and function removed (in place)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+@functools.lru_cache(maxsize=4096)
+def code_of(source: bytes, filename: str = "<source>") -> bytes:
+    """What a source hash reads of a module: its syntax tree without docstrings (``ast.dump``, no line numbers), so
+    that a comment, a docstring or a reflow changes nothing and any change to what runs changes it."""
+    return ast.dump(_without_docstrings(ast.parse(source, filename=filename))).encode()
+
+
 @functools.lru_cache(maxsize=4096)
 def _read(source: bytes, filename: str, module: str, is_package: bool) -> tuple[bool, frozenset[str]]:
     """(whether the module leaves cache keys, the modules it imports) of a module's source: parsed once per content,
@@ -175,5 +202,5 @@ def source_hash(*entries: str, root: Path = ROOT, whole: bool = False, within: s
         path = _file(module, root)
         assert path is not None  # import_closure keeps modules with a file only
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+        h.update(code_of(path.read_bytes(), str(path)))
     return h.hexdigest()[:16]

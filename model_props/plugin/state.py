@@ -65,7 +65,7 @@ def _collects_suite(config: pytest.Config) -> bool:
 def in_use(config: pytest.Config) -> bool:
     """A session uses the plugin when it gives one of its options, the project has a ``[tool.model_props]`` table,
     or it collects the packaged claim suite."""
-    given = any(v not in (None, [], False) for v in command_line(config).values())
+    given = any(v is not None and v is not False and v != [] for v in command_line(config).values())  # 0 is given
     try:
         table = read_table(pyproject(config))
     except ModelPropsError:

@@ -34,6 +34,7 @@ from ..verdicts.evidence import PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route, route
 from ..verdicts.snapshot import snapshot_name, update_command
+from .canaries import judged_study
 from .inputs import too_few
 from .live import SWITCH, listed, not_live
 from .pairs import pair_reports, sample_size
@@ -199,7 +200,7 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Eviden
     a pair report (cross-model CKA) reads replica i, the partner's run, the seed control replica i + 1 and the null
     on replica i's sample."""
     replicas = store.replicas(tested.name)
-    study = store.study
+    study = None if store.study is None else judged_study(store.settings, store.study)
     classes = store.dataset(tested.dataset).num_classes
 
     def per_seed(part: Part, name: str) -> tuple[tuple[float | None, ...], bool]:
@@ -278,8 +279,8 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
     outcome = judge(live.evidence(claim), seed=s.seed, n_boot=store.profile.measurement.n_boot)
     if how == "checkpoint":
         return _judged(Judgement(outcome, None, live.used))
-    study = store.study
-    assert study is not None  # the study route is taken only where there is one
+    assert store.study is not None  # the study route is taken only where there is one
+    study = judged_study(store.settings, store.study)  # its canaries run with this code
     study.check(claim, store.profile)
     architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
     unmeasured = all(p.verdict == "skipped" for p in outcome.parts)  # every part reads a run not trained here

@@ -16,6 +16,7 @@ from ..verdicts.fingerprint import recipe_fingerprint
 from ..verdicts.live_check import Check
 from ..verdicts.reproduction import Reproduction, claim_checks, load_discrepancies, reproduce
 from ..verdicts.study import SeedStudy, regenerate
+from .canaries import judged_study
 from .live import not_live_report
 from .store import ModelStore
 
@@ -23,7 +24,7 @@ __all__ = ["reproduction", "live_checks", "live_family"]
 
 
 def _study(store: ModelStore) -> SeedStudy:
-    study = store.study
+    study = None if store.study is None else judged_study(store.settings, store.study)
     if study is None:
         raise StudyError(
             f"profile {store.profile.name!r} has no seed study to reproduce; run {regenerate(store.profile.name)}"

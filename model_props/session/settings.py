@@ -106,6 +106,8 @@ class Settings:
         given = {k: v for k, v in cli.items() if v is not None and v != []}
         for key in _PATHS:
             if key in given:
+                if not str(given[key]).strip():  # e.g. --claims-cache=$UNSET: not the working folder, silently
+                    raise ConfigError(f"{key}='' is empty {_where(key)}; valid: a folder, or leave the option out")
                 given[key] = Path(given[key]).expanduser()
         if "models" in given:  # models from the command line come with their own checkpoints, or none
             ckpts = given.pop("checkpoints", [])
@@ -133,17 +135,17 @@ class Settings:
         return cls(
             profile=merged.get("profile", DEFAULTS["profile"]),
             recipes=RecipeSource(merged.get("recipes_dir"), merged.get("recipes", {})),
-            cache_dir=merged.get("cache") or default_cache_dir(),
+            cache_dir=_cache(merged.get("cache") or default_cache_dir()),
             data_root=merged.get("data_root"),
             device=validate_device(merged.get("device", DEFAULTS["device"])),
-            seed=merged.get("seed", DEFAULTS["seed"]),
-            train_seed=merged.get("train_seed"),
+            seed=_at_least("seed", merged.get("seed", DEFAULTS["seed"]), 0) or 0,
+            train_seed=_at_least("train_seed", merged.get("train_seed"), 0),
             progress=bool(merged.get("progress", True)),
             models=models,
             checkpoints=merged["checkpoints"],
             remeasure=bool(merged.get("remeasure", DEFAULTS["remeasure"])),
             gate=merged.get("gate", {}),
-            img_size=merged.get("img_size"),
+            img_size=_at_least("img_size", merged.get("img_size"), 1),
             scope=_scope(merged.get("scope", DEFAULTS["scope"])),
             workers=_workers(merged.get("workers")),
             scheduler=merged.get("scheduler"),
@@ -163,6 +165,24 @@ class Settings:
         if self.live == "all" or name not in profile.recipes:
             return True
         return not independent_run and (name in profile.references or name in self.models)
+
+
+def _where(name: str) -> str:
+    """Where setting ``name`` comes from, for a message: its pytest option and its [tool.model_props] key."""
+    option = next(o for o in OPTIONS if o.name == name)
+    return f"({' or '.join(filter(None, (option.pytest, f'[tool.model_props] {name}' if option.table else None)))})"
+
+
+def _at_least(name: str, value: int | None, least: int) -> int | None:
+    if value is not None and value < least:
+        raise ConfigError(f"{name}={value} {_where(name)}; valid: {least} or more")
+    return value
+
+
+def _cache(path: Path) -> Path:
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"cache={str(path)!r} {_where('cache')} is a file; valid: a folder (made if missing)")
+    return path
 
 
 def _workers(workers: int | None) -> int | None:

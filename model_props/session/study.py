@@ -11,7 +11,8 @@ starts, corruption draws, probe splits, Hessian batches; :attr:`~.store.ModelSto
 recipe of that seed, so comparisons are paired by seed index. It never holds the profile's live seed (the seed a
 session trains with) nor the independent runs' seeds beside it: the live run must be a draw the study predicts.
 Before writing, the held-out seeds must confirm the setting seeds: at least 90 % of their estimates inside the
-setting seeds' prediction intervals, else nothing is written and the estimates outside are named.
+setting seeds' prediction intervals, else nothing is written and the estimates outside are named. After the study,
+``model-props seed-study`` records its canaries with the same code (:mod:`.canaries`), by which later code is judged.
 
 A killed or timed-out study continues where it stopped when run again: every trained model and every measured
 report is in the shared cache, and only what is missing is computed.

@@ -45,10 +45,12 @@ _KEYS = ("live_seed",)  # top-level keys beside the tables
 @dataclass(frozen=True)
 class RecipeSource:
     """Where profiles come from: the built-in ones, a user's folder of ``<profile>.toml`` files, and
-    per-recipe field overrides (recipe name -> {field: value}) applied to the selected profile."""
+    per-recipe field overrides (recipe name -> {field: value}) applied to the selected profile; ``overlay``: a
+    ``defaults`` and a ``measurement`` table laid over every file's (the study's canaries shrink a profile so)."""
 
     user_dir: Path | None = None
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    overlay: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def files(self) -> dict[str, list[Any]]:
         """profile name -> its files, built-in first (importlib Traversables or Paths)."""
@@ -87,6 +89,18 @@ def _make(name: str, profile: str, table: dict[str, Any]) -> Recipe:
         raise RecipeError(
             f"recipe {name!r} in profile {profile!r}: unknown fields {sorted(unknown)}; valid: {choices(_FIELDS)}"
         )
+    if "model" not in table:  # (Recipe would say "__init__() missing 1 required positional argument")
+        raise RecipeError(f"recipe {name!r} in profile {profile!r} names no model; valid: model = a reference "
+                          f"({choices(REFERENCE_NAMES)}), 'timm:NAME' or 'package.module:factory', or extends = a recipe")  # fmt: skip
+    if not isinstance(table["model"], str):
+        raise RecipeError(f"recipe {name!r} in profile {profile!r}: model={table['model']!r}; valid: a reference's "
+                          "name, 'timm:NAME' or 'package.module:factory'")  # fmt: skip
+    rates = ("lr", "weight_decay", "momentum", "label_smoothing", "mixup_alpha", "cutmix_alpha")
+    bad = {k: table[k] for k in rates if k in table and (not isinstance(table[k], (int, float)) or table[k] < 0
+                                                          or (k == "lr" and table[k] == 0))}  # fmt: skip
+    if bad:
+        raise RecipeError(f"recipe {name!r} in profile {profile!r}: {', '.join(f'{k}={v!r}' for k, v in bad.items())}; "
+                          "valid: a learning rate above 0, the other rates 0 or more")  # fmt: skip
     if "augment" in table:
         table = {**table, "augment": tuple(table["augment"])}
     try:
@@ -148,6 +162,8 @@ def load_profile(name: str = "smoke", source: RecipeSource = RecipeSource()) -> 
         for recipe, table in data.get("recipes", {}).items():
             tables.setdefault(recipe, {}).update(table)
         measurement.update(data.get("measurement", {}))
+    defaults.update(source.overlay.get("defaults", {}))
+    measurement.update(source.overlay.get("measurement", {}))
     unknown = set(source.overrides) - set(tables)
     if unknown:
         raise RecipeError(

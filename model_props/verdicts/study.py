@@ -17,13 +17,17 @@ time). From them the current code computes:
   seeds decide, with every held-out estimate inside its interval, was *decided with more seeds*; one with a
   held-out estimate outside *did not replicate*.
 
-An entry whose fingerprint no longer matches the code and the profile is stale, and so is a study of another
-profile or an older schema: reading it raises :class:`~model_props.errors.StudyError` naming the command that
-regenerates the study. It is never used silently.
+An entry is stale where its data changed (the claim's rules, the measurement settings of a report kind it reads)
+or where the code no longer computes what built it: its canaries moved (:mod:`.canaries`, judged by the session
+that runs the claims and attached as :attr:`SeedStudy.moved`). The code hashes an entry records say which code
+built it; they are not compared, so a rename, a docstring or another torch stales nothing by itself. A stale entry,
+and a study of another profile or an older schema, raises :class:`~model_props.errors.StudyError` naming the
+command that regenerates the study. It is never used silently.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..claims.base import Claim, Part, below_chance
 from ..errors import NotApplicable, StudyError
 from ..training.profiles import BUILTIN_PACKAGE, Profile
+from .canaries import ALL
 from .evidence import Evidence, PartEvidence, PerSeed, Skipped
 from .fingerprint import claim_fingerprint, recipe_fingerprint
 from .judge import judge
@@ -109,6 +114,7 @@ class SeedStudy:
     provenance: Mapping[str, Any]
     source: str = ""
     date: str = ""
+    moved: Mapping[str, Sequence[str]] | None = None  # canary reasons by claim id (ALL: every claim); None: unjudged
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "") -> SeedStudy:
@@ -124,20 +130,17 @@ class SeedStudy:
         return self.seeds[SET_SEEDS:]
 
     def stale(self, claim: Claim, profile: Profile) -> list[str]:
-        """Why the study's entry for ``claim`` no longer speaks for the code and the profile (empty: it does)."""
+        """Why the study's entry for ``claim`` no longer speaks for the code and the profile (empty: it does): its
+        data changed, or its canaries moved (:attr:`moved`, where the session judged them)."""
         entry = self.claims.get(claim.id)
         if entry is None:
             return [f"it has no entry for {claim.id}"]
         now, then = claim_fingerprint(claim, profile), entry.get("fingerprint", {})
-        reasons = [f"the claim's {what} changed" for what in ("rules", "statistics") if now[what] != then.get(what)]
-        reasons += [f"the {k} measurement {what} changed" for what, by_kind in (("code", "measurement"), ("settings", "settings"))
-                    for k, v in now[by_kind].items() if then.get(by_kind, {}).get(k) != v]  # fmt: skip
-        read = {m for record in entry["parts"].values() for m in record["values"]}
-        for name in sorted(read | {p.partner for p in claim.parts if p.partner and read}):  # a pair's other model
-            recipe = self.recipes.get(name, {})
-            if name not in profile.recipes or recipe.get("fingerprint") != recipe_fingerprint(profile, name):
-                reasons.append(f"recipe {name!r} or the training code changed")
-        return reasons
+        reasons = ["the claim's rules changed"] if now["rules"] != then.get("rules") else []
+        reasons += [f"the {k} measurement settings changed" for k, v in now["settings"].items()
+                    if then.get("settings", {}).get(k) != v]  # fmt: skip
+        moved = self.moved or {}
+        return reasons + [*moved.get(ALL, ()), *moved.get(claim.id, ())]
 
     def check(self, claim: Claim, profile: Profile) -> None:
         if profile.name != self.profile:
@@ -147,6 +150,10 @@ class SeedStudy:
         if reasons:
             raise StudyError(f"the seed study's entry for {claim.id} is stale ({'; '.join(reasons)}); regenerate "
                              f"{self.source or 'it'}: {regenerate(self.profile)}")  # fmt: skip
+
+    def judged(self, moved: Mapping[str, Sequence[str]]) -> SeedStudy:
+        """This study with its canaries judged (:attr:`moved`)."""
+        return dataclasses.replace(self, moved=moved)
 
     def evaluated_on(self, claim: Claim) -> list[str]:
         return list(self.claims.get(claim.id, {}).get("evaluated_on", []))

@@ -29,7 +29,14 @@ def venv(installed) -> Path:
 
 def test_wheel_carries_the_recipes_the_study_data_and_the_suite(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ("smoke.toml", "paper.toml", "smoke-seeds.json", "smoke-expectations.json", "smoke-grid.json"):
+    for name in (
+        "smoke.toml",
+        "paper.toml",
+        "smoke-seeds.json",
+        "smoke-canaries.json",
+        "smoke-expectations.json",
+        "smoke-grid.json",
+    ):
         assert f"model_props/fixtures/{name}" in names, name
     assert "model_props/suite/test_claims.py" in names
     packages = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "model_props").rglob("__init__.py")}

@@ -87,6 +87,50 @@ def test_a_device_this_machine_lacks_is_a_usage_error_in_one_line(suite, device)
     assert "Traceback" not in result.stderr.str() and len(result.stderr.str().strip().splitlines()) <= 2
 
 
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--claims-seed=-1"], "seed=-1 (--claims-seed or [[]tool.model_props[]] seed); valid: 0 or more"),
+        (["--claims-train-seed=-1"], "train_seed=-1 (--claims-train-seed or [[]tool.model_props[]] train_seed); valid: 0 or more"),
+        (["--claims-img-size=0"], "img_size=0 (--claims-img-size or [[]tool.model_props[]] img_size); valid: 1 or more"),
+        (["--claims-cache="], "cache='' is empty (--claims-cache or [[]tool.model_props[]] cache); valid: a folder, or leave the option out"),
+        (["--claims-cache=pyproject.toml"], "cache='*pyproject.toml' (--claims-cache or [[]tool.model_props[]] cache) is a file; valid: a folder*"),
+    ],
+    ids=["seed", "train-seed", "img-size", "empty-cache", "cache-a-file"],
+)  # fmt: skip
+def test_a_bad_value_is_a_usage_error_in_one_line_before_anything_trains(suite, args, expected):
+    """--claims-train-seed=-1 started training, --claims-seed=-1 failed four claims with a numpy traceback, an empty
+    --claims-cache made the working folder the cache, --claims-img-size=0 was ignored (issue 61)."""
+    suite.makefile(".toml", pyproject="[tool.other]\n")
+    result = suite.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{expected}*"])
+    assert "Traceback" not in result.stderr.str() and "training" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "table, expected",
+    [
+        (
+            "[tool.model_props.recipes.vit]\nlr = -0.1\n",
+            "recipe 'vit' in profile 'smoke': lr=-0.1; valid: a learning rate above 0",
+        ),
+        (
+            "[tool.model_props.recipes.vit]\nmodel = 3\n",
+            "recipe 'vit' in profile 'smoke': model=3; valid: a reference's name*",
+        ),
+    ],
+    ids=["negative-lr", "model-not-a-string"],
+)
+def test_a_bad_recipe_field_is_a_usage_error_in_one_line(suite, table, expected):
+    """lr = -0.1 gave an 87-line optimizer traceback (issue 61)."""
+    suite.makefile(".toml", pyproject=table)
+    result = suite.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{expected}*"])
+    assert "Traceback" not in result.stderr.str()
+
+
 def test_nan_model_fails_in_one_line(inprocess: pytest.Pytester, tmp_path, model_store, user_module):
     pytester = inprocess
     pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")

@@ -44,8 +44,25 @@ def package(tmp_path) -> Path:
 
 
 def _touch(root: Path, relative: str) -> None:
+    """A change to what a module runs (a comment or a docstring would change no hash: see below)."""
     path = root / relative
-    path.write_text(path.read_text() + "\n# changed\n")
+    path.write_text(path.read_text() + "\n_CHANGED = 1\n")
+
+
+def test_comments_docstrings_and_formatting_change_no_hash_and_code_always_does(package):
+    """The hash reads the syntax tree without docstrings: a reflowed docstring, a comment or a re-wrapped call keeps
+    every cache (and a trained model); a changed constant does not."""
+    before = _every_cache_key(package)
+    noise = package / "measures" / "noise.py"
+    text = noise.read_text()
+    first = text.index('"""', 3)
+    reflowed = '"""' + " ".join(text[3:first].split()) + text[first:]
+    noise.write_text(reflowed.replace("NOISE_RMS = 0.05", "NOISE_RMS = (\n    0.05  # reflowed\n)", 1))
+    source_hash.cache_clear()
+    assert _every_cache_key(package) == before
+    noise.write_text(text.replace("NOISE_RMS = 0.05", "NOISE_RMS = 0.06", 1))
+    source_hash.cache_clear()
+    assert _every_cache_key(package) != before
 
 
 def _unit_report_hash(root: Path) -> str:

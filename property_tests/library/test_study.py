@@ -15,6 +15,7 @@ import pytest
 
 from model_props.claims import get_claim, list_claims
 from model_props.errors import StudyError
+from model_props.session.canaries import record_canaries
 from model_props.session.settings import Settings
 from model_props.session.study import run_study
 from model_props.training.profiles import RecipeSource, load_profile
@@ -30,7 +31,8 @@ def tiny(tmp_path_factory, model_store):
     (folder / "tiny.toml").write_text(TINY)
     settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=model_store.settings.cache_dir,
                         progress=False)  # fmt: skip
-    run_study(settings, seeds=[0, 1, 2, 3])
+    path = run_study(settings, seeds=[0, 1, 2, 3])
+    record_canaries(settings, load_study("tiny", folder), path.parent)  # as model-props seed-study does after it
     return settings, folder
 
 
@@ -47,6 +49,33 @@ def test_a_study_writes_per_seed_estimates_and_fingerprints_not_verdicts(tiny):
     assert set(entry["fingerprint"]) == {"rules", "statistics", "measurement", "settings"}
     assert data["recipes"]["vit"]["checkpoints"]["warmup"]["step"] == [4, 4, 4, 4]
     assert "Held-out confirmation" in (folder / "tiny-seeds.md").read_text()
+    canaries = json.loads((folder / "tiny-canaries.json").read_text())  # recorded by the code that built the study
+    assert canaries["seeds"] == [0, 1, 2] and canaries["study"] == {"date": data["date"], "seeds": [0, 1, 2, 3]}
+    assert len(canaries["claims"]["park2022.msa-lowpass"]["msa-later-half"]["vit"]) == 3
+
+
+def test_seed_study_canaries_records_the_canaries_of_the_existing_study(tiny, capsys):
+    """``model-props seed-study --canaries``: the canaries of the study in the recipes folder, written beside it, the
+    same as the study run recorded (one machine, one torch thread: bit for bit)."""
+    from model_props.cli import main
+
+    settings, folder = tiny
+    recorded = json.loads((folder / "tiny-canaries.json").read_text())
+    (folder / "tiny-canaries.json").unlink()
+    argv = [
+        "seed-study",
+        "--profile",
+        "tiny",
+        "--recipes",
+        str(folder),
+        "--cache",
+        str(settings.cache_dir),
+        "--canaries",
+    ]
+    assert main(argv) == 0
+    assert f"recorded {folder / 'tiny-canaries.json'}" in capsys.readouterr().out
+    again = json.loads((folder / "tiny-canaries.json").read_text())
+    assert again["claims"] == recorded["claims"] and again["training"] == recorded["training"]
 
 
 def learned(folder: Path) -> SeedStudy:
@@ -125,13 +154,20 @@ def test_a_stale_entry_names_the_command_that_regenerates_it(tiny):
     data = json.loads((folder / "tiny-seeds.json").read_text())
     claim = get_claim("park2022.msa-lowpass")
     changed = copy.deepcopy(data)
-    changed["claims"][claim.id]["fingerprint"]["measurement"]["units"] = "other code"
-    with pytest.raises(StudyError, match=r"stale \(the units measurement code changed\).*model-props seed-study"):
+    changed["claims"][claim.id]["fingerprint"]["settings"]["units"]["n_images"] = 1
+    with pytest.raises(StudyError, match=r"stale \(the units measurement settings changed\).*model-props seed-study"):
         SeedStudy.from_json(changed).check(claim, settings.profile_data)
     changed = copy.deepcopy(data)
-    changed["recipes"]["vit"]["fingerprint"] = "an older recipe"
-    with pytest.raises(StudyError, match="recipe 'vit' or the training code changed"):
+    changed["claims"][claim.id]["fingerprint"]["rules"] = "older rules"
+    with pytest.raises(StudyError, match=r"stale \(the claim's rules changed\)"):
         SeedStudy.from_json(changed).check(claim, settings.profile_data)
+    changed = copy.deepcopy(data)  # the code that built an entry is judged by its canaries, not its recorded hashes
+    changed["claims"][claim.id]["fingerprint"]["measurement"]["units"] = "other code"
+    changed["recipes"]["vit"]["fingerprint"] = "an older recipe"
+    SeedStudy.from_json(changed).check(claim, settings.profile_data)
+    moved = SeedStudy.from_json(data).judged({claim.id: ["the units canary moved: msa-later-half on vit 1 -> 2"]})
+    with pytest.raises(StudyError, match=r"stale \(the units canary moved: msa-later-half.*model-props seed-study"):
+        moved.check(claim, settings.profile_data)
     with pytest.raises(StudyError, match="is of profile 'tiny', not 'smoke'"):
         SeedStudy.from_json(data, "x.json").check(claim, load_profile("smoke"))
     with pytest.raises(StudyError, match="no entry"):
@@ -191,7 +227,8 @@ def test_a_part_that_reads_a_model_below_twice_chance_is_skipped(tiny):
 
 
 def test_the_committed_smoke_study_covers_the_current_recipes_and_claims():
-    """Rerun ``model-props seed-study`` when a recipe, the training or measurement code, or a claim changes."""
+    """Rerun ``model-props seed-study`` when a claim's rules or measurement settings change (the code and the recipes
+    are judged by the canaries: test_canaries.py)."""
     committed = load_study("smoke")
     assert committed is not None, "fixtures/smoke-seeds.json is missing"
     assert committed.seeds == (0, 1, 2, 3, 4) and committed.set_seeds == (0, 1, 2)
@@ -274,21 +311,6 @@ def test_the_verdict_table_tells_a_mismatch_from_a_known_failure():
         ]
     )
     assert "differs +0.1 a5" in lines[1] and "xfail -0.2 a5" in lines[1], lines
-
-
-def test_a_pair_claims_entry_goes_stale_with_the_other_models_recipe():
-    """Claim 27 reads ResNet inside its pair reports (not as a model of its own): a change to the resnet recipe
-    stales its entry too."""
-    import dataclasses
-
-    committed = load_study("smoke")
-    profile = load_profile("smoke")
-    claim = get_claim("raghu2021.vit-lower-like-resnet-mid")
-    assert committed.stale(claim, profile) == []
-    recipes = {**profile.recipes, "resnet": dataclasses.replace(profile.recipes["resnet"], lr=0.1)}
-    assert committed.stale(claim, dataclasses.replace(profile, recipes=recipes)) == [
-        "recipe 'resnet' or the training code changed"
-    ]
 
 
 def test_each_training_seed_draws_its_own_measurement_sample_shared_by_every_recipe_of_that_seed(tiny, monkeypatch):
@@ -376,6 +398,7 @@ def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers
     nothing in the test process."""
     import shutil
 
+    from model_props.session.canaries import judged_study
     from model_props.session.pretraining import pretrain, reproduction_reads
     from model_props.session.reproduction import reproduction
     from model_props.session.store import ModelStore
@@ -394,6 +417,7 @@ def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers
     checkpoint_scope = ModelStore(dataclasses.replace(store.settings, scope="checkpoint"))
     assert reproduction_reads(checkpoint_scope, ["vit"]) == []  # judged about the live weights: no reproduction
 
+    judged_study(store.settings, store.study)  # the study's canaries, run in this process (once per process)
     assert "vit" in pretrain(store, ["vit", "resnet"], ["vit"])  # two runs: the only ones a default session trains
     measured = sorted(cache.glob("measurements/**/manifest.json"))
     assert measured, "nothing was measured ahead"

@@ -269,7 +269,8 @@ def test_a_different_recipe_is_a_different_entry(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate weights", "garbage manifest", "missing manifest", "flip a byte"])
-def test_damaged_entry_is_rebuilt_not_loaded(cache_with_tiny, tiny_data, damage):
+def test_damaged_entry_is_rebuilt_not_loaded(cache_with_tiny, tiny_data, damage, capsys):
+    """... and says so in one line (it was retrained for minutes with no message: issue 61)."""
     tmp_path = cache_with_tiny
     entry = model_entry(TINY, tmp_path)
     weights = entry.path("final")
@@ -282,8 +283,12 @@ def test_damaged_entry_is_rebuilt_not_loaded(cache_with_tiny, tiny_data, damage)
         entry.manifest.unlink()
     else:
         weights.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    capsys.readouterr()
     again = get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False)
     assert again.from_cache is False
+    said = [line for line in capsys.readouterr().err.splitlines() if "is damaged" in line]
+    if damage != "missing manifest":  # an entry without a manifest is one never published: absent, not damaged
+        assert len(said) == 1 and said[0].endswith("; rebuilding it") and str(entry.directory) in said[0], said
     assert weights.read_bytes() == good  # deterministic retraining restores the same entry, in the damaged one's place
     assert not list(entry.folder.glob(".*.tmp")), "the damaged entry moved aside is gone"
     assert get_trained(TINY, cache_dir=tmp_path, data=tiny_data, progress=False).from_cache is True
