@@ -12,7 +12,9 @@ floor of :data:`FLOAT_FLOOR` (10⁻⁶) of its magnitude for a statistic that do
 fixed before any canary was measured. It is always measured against the generation's record, never the previous
 commit's, so that drift cannot add up. A canary that moves stales the claims that read it and names its report kind;
 a recipe whose training canary (test accuracy and NLL at each checkpoint) moves stales every claim that reads the
-recipe. The recipes' and the canaries' own settings are data and are compared as such.
+recipe. The recipes' and the canaries' own settings are data and are compared as such. (The record is plain JSON
+read by this module, not pytest-regressions' ``num_regression``: every run of the claims judges it, inside the
+library and outside any test, and it needs a margin per value from the recorded seeds.)
 
 Canaries run on one torch thread, so one machine reproduces its own record bit for bit. Another kind of machine (CPU
 model or instruction set) sums floats in another order, and training amplifies that: AdamW turns the float noise of a
