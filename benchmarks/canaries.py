@@ -105,7 +105,7 @@ def measure_threads() -> dict[str, Any]:
                 values = [v for v in recorded if v is not None]
                 if len(values) > 1 and statistics.stdev(values) > 0:
                     moves.append(abs(value - recorded[0]) / statistics.stdev(values))
-    moved = canaries.moved(now, load_profile("smoke"), {"date": study.date, "seeds": list(study.seeds)}, CANARY)
+    moved = canaries.moved(now, load_profile("smoke"), study.identity, CANARY)
     return {"seconds": round(seconds, 1), "statistics": defined, "identical": identical,
             "largest_move_sd": max(moves, default=0.0), "claims_moved": sorted(moved),
             "threads": 2, "recorded_threads": canaries.provenance["machine"]["torch_threads"]}  # fmt: skip

@@ -30,6 +30,7 @@ from ..provenance import provenance
 from ..verdicts.canaries import ALL, CANARY_SCHEMA, CanaryRecord, code_digest, machine_kind, recipe_data
 from ..verdicts.study import SeedStudy, read_fixture, regenerate
 from .settings import Settings
+from .store import ModelStore
 from .study import seed_estimates
 
 __all__ = [
@@ -79,10 +80,6 @@ def _run(settings: Settings, seed: int, only: Sequence[str] | None = None) -> di
         return seed_estimates(canary_settings(settings), seed, only)
 
 
-def _identity(study: SeedStudy) -> dict[str, Any]:
-    return {"date": study.date, "seeds": list(study.seeds)}
-
-
 def record_canaries(settings: Settings, study: SeedStudy, out: Path) -> Path:
     """Run the canaries with :data:`CANARY_SEEDS` and write ``<profile>-canaries.json`` to ``out``: run it with
     the code that built ``study``, right after it."""
@@ -95,7 +92,7 @@ def record_canaries(settings: Settings, study: SeedStudy, out: Path) -> Path:
     code = {c.id: code_digest(c, profile) for c in list_claims() if c.id in per_seed[0]["claims"]}
     with _one_thread():
         made = provenance("cpu")
-    data = CanaryRecord.to_json(profile.name, _identity(study), CANARY_SEEDS, CANARY, recipes, per_seed, code, made)
+    data = CanaryRecord.to_json(profile.name, study.identity, CANARY_SEEDS, CANARY, recipes, per_seed, code, made)
     path = out / f"{profile.name}-canaries.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
@@ -116,7 +113,7 @@ def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | Non
         return {ALL: [f"it has no canary record ({settings.profile}-canaries.json) to judge the code by"]}
     now = _run(settings, record.seeds[0], only)
     machine = machine_kind(provenance("cpu")["machine"])
-    moved, excused = record.machine_excused(record.moved(now, settings.profile_data, _identity(study), CANARY),
+    moved, excused = record.machine_excused(record.moved(now, settings.profile_data, study.identity, CANARY),
                                             settings.profile_data, machine)  # fmt: skip
     if excused:
         print(f"model-props: on {machine}, not the canary record's {record.machine}, the canaries of {len(excused)} "
@@ -126,9 +123,12 @@ def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | Non
     return moved | {cid: [f"its canary record {record.source} has no canary of it"] for cid in unrecorded}
 
 
-def judged_study(settings: Settings, study: SeedStudy) -> SeedStudy:
-    """``study`` with what its canaries say attached (:meth:`~model_props.verdicts.study.SeedStudy.judged`): once per
-    process and study."""
+def judged_study(store: ModelStore) -> SeedStudy | None:
+    """The store's study with what its canaries say attached (:meth:`~model_props.verdicts.study.SeedStudy.judged`),
+    judged once per process and study; None where the profile has no study."""
+    settings, study = store.settings, store.study
+    if study is None:
+        return None
     key = json.dumps([settings.profile, str(settings.recipes.user_dir), settings.recipes.overrides,
                       str(settings.cache_dir), study.source, study.date], default=str)  # fmt: skip
     if key not in _judged:

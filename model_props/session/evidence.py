@@ -200,7 +200,7 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Eviden
     a pair report (cross-model CKA) reads replica i, the partner's run, the seed control replica i + 1 and the null
     on replica i's sample."""
     replicas = store.replicas(tested.name)
-    study = None if store.study is None else judged_study(store.settings, store.study)
+    study = judged_study(store)
     classes = store.dataset(tested.dataset).num_classes
 
     def per_seed(part: Part, name: str) -> tuple[tuple[float | None, ...], bool]:
@@ -279,8 +279,8 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
     outcome = judge(live.evidence(claim), seed=s.seed, n_boot=store.profile.measurement.n_boot)
     if how == "checkpoint":
         return _judged(Judgement(outcome, None, live.used))
-    assert store.study is not None  # the study route is taken only where there is one
-    study = judged_study(store.settings, store.study)  # its canaries run with this code
+    study = judged_study(store)  # its canaries run with this code
+    assert study is not None  # the study route is taken only where there is one
     study.check(claim, store.profile)
     architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
     unmeasured = all(p.verdict == "skipped" for p in outcome.parts)  # every part reads a run not trained here

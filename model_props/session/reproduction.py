@@ -24,7 +24,7 @@ __all__ = ["reproduction", "live_checks", "live_family"]
 
 
 def _study(store: ModelStore) -> SeedStudy:
-    study = None if store.study is None else judged_study(store.settings, store.study)
+    study = judged_study(store)
     if study is None:
         raise StudyError(
             f"profile {store.profile.name!r} has no seed study to reproduce; run {regenerate(store.profile.name)}"

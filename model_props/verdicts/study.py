@@ -122,6 +122,11 @@ class SeedStudy:
                    source, data.get("date", ""))  # fmt: skip
 
     @property
+    def identity(self) -> dict[str, Any]:
+        """What names this study generation: its date and seeds (what its canary record speaks for)."""
+        return {"date": self.date, "seeds": list(self.seeds)}
+
+    @property
     def set_seeds(self) -> tuple[int, ...]:
         return self.seeds[:SET_SEEDS]
 

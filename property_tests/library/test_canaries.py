@@ -38,10 +38,6 @@ def committed():
     return record, study, load_profile("smoke")
 
 
-def identity(study):
-    return {"date": study.date, "seeds": list(study.seeds)}
-
-
 def replayed(record, seed_index: int = 0) -> dict:
     """A canary run that reproduces the record's seed ``seed_index`` exactly (what a run of the same code gives)."""
     claims = {cid: {"parts": {part: {"values": {m: v[seed_index] for m, v in models.items()}}
@@ -61,10 +57,10 @@ def test_the_margin_is_a_tenth_of_the_seed_sd_plus_a_float_floor():
 
 def test_the_record_speaks_for_the_committed_study_and_its_claims(committed):
     record, study, profile = committed
-    assert dict(record.study) == identity(study) and record.overlay == CANARY and len(record.seeds) == 3
+    assert dict(record.study) == study.identity and record.overlay == CANARY and len(record.seeds) == 3
     assert set(record.claims) == set(study.claims)
     assert set(record.recipes) == set(profile.references + profile.variants)
-    assert record.moved(replayed(record), profile, identity(study), CANARY) == {}
+    assert record.moved(replayed(record), profile, study.identity, CANARY) == {}
 
 
 def test_a_canary_outside_its_margin_stales_exactly_the_claims_that_read_it_and_names_its_kind(committed):
@@ -73,9 +69,9 @@ def test_a_canary_outside_its_margin_stales_exactly_the_claims_that_read_it_and_
     values = now["claims"][NOISE_CLAIM]["parts"]["high-frequency"]["values"]
     recorded = record.claims[NOISE_CLAIM]["high-frequency"]["vit"]
     values["vit"] = recorded[0] + 0.9 * margin(recorded)  # inside: nothing moved
-    assert record.moved(now, profile, identity(study), CANARY) == {}
+    assert record.moved(now, profile, study.identity, CANARY) == {}
     values["vit"] = recorded[0] + 1.1 * margin(recorded) + 1e-12
-    moved = record.moved(now, profile, identity(study), CANARY)
+    moved = record.moved(now, profile, study.identity, CANARY)
     assert list(moved) == [NOISE_CLAIM] and moved[NOISE_CLAIM][0].startswith("the noise canary moved: high-frequency")
     with pytest.raises(StudyError, match=r"park2022.frequency-vulnerability is stale \(the noise canary moved.*"
                                          r"model-props seed-study --profile smoke"):  # fmt: skip
@@ -102,7 +98,7 @@ def test_an_undefined_canary_must_stay_undefined(committed):
     cid, part, model = next((c, p, m) for c, parts in record.claims.items() for p, models in parts.items()
                             for m, v in models.items() if v[0] is not None)  # fmt: skip
     now["claims"][cid]["parts"][part]["values"][model] = None
-    assert list(record.moved(now, profile, identity(study), CANARY)) == [cid]
+    assert list(record.moved(now, profile, study.identity, CANARY)) == [cid]
 
 
 def test_a_moved_training_canary_or_a_changed_recipe_stales_every_claim_that_reads_the_recipe(committed):
@@ -111,21 +107,21 @@ def test_a_moved_training_canary_or_a_changed_recipe_stales_every_claim_that_rea
     record, study, profile = committed
     now = replayed(record)
     now["recipes"]["resnet"]["final"]["test_nll"] += 1.0
-    moved = record.moved(now, profile, identity(study), CANARY)
+    moved = record.moved(now, profile, study.identity, CANARY)
     assert "raghu2021.vit-lower-like-resnet-mid" in moved and "park2022.msa-lowpass" not in moved  # reads no resnet
     assert "the training canary of resnet moved (final test nll" in moved["raghu2021.vit-lower-like-resnet-mid"][0]
     recipes = {**profile.recipes, "resnet": dataclasses.replace(profile.recipes["resnet"], lr=0.1)}
-    moved = record.moved(replayed(record), dataclasses.replace(profile, recipes=recipes), identity(study), CANARY)
+    moved = record.moved(replayed(record), dataclasses.replace(profile, recipes=recipes), study.identity, CANARY)
     assert moved["raghu2021.vit-lower-like-resnet-mid"] == ["recipe 'resnet' changed"]
 
 
 def test_a_record_of_another_study_or_size_stales_every_claim(committed):
     record, study, profile = committed
-    other = {**identity(study), "date": "2020-01-01"}
+    other = {**study.identity, "date": "2020-01-01"}
     assert list(record.moved(replayed(record), profile, other, CANARY)) == [ALL]
     smaller = copy.deepcopy(CANARY)
     smaller["defaults"]["steps"] = 6
-    assert "canaries of another size" in record.moved(replayed(record), profile, identity(study), smaller)[ALL][0]
+    assert "canaries of another size" in record.moved(replayed(record), profile, study.identity, smaller)[ALL][0]
 
 
 def test_a_study_without_canaries_is_stale_for_every_claim(committed, monkeypatch, tmp_path):

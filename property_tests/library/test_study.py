@@ -417,7 +417,7 @@ def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers
     checkpoint_scope = ModelStore(dataclasses.replace(store.settings, scope="checkpoint"))
     assert reproduction_reads(checkpoint_scope, ["vit"]) == []  # judged about the live weights: no reproduction
 
-    judged_study(store.settings, store.study)  # the study's canaries, run in this process (once per process)
+    judged_study(store)  # the study's canaries, run in this process (once per process)
     assert "vit" in pretrain(store, ["vit", "resnet"], ["vit"])  # two runs: the only ones a default session trains
     measured = sorted(cache.glob("measurements/**/manifest.json"))
     assert measured, "nothing was measured ahead"
