@@ -4,6 +4,7 @@ model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-se
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
 model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ... | --canaries]
+model-props seed-study --plan NAME --seeds 0 1 ... 9 | --seed K [K ...] | --assemble  [--generation NAME]
 model-props expectations [--profile smoke] [--recipes DIR] [--update]
 model-props report [--results reports/allure-results] [--reports reports]
 model-props coverage [--library timm|torchvision] [--img-size N] [--out benchmarks/results]
@@ -55,7 +56,31 @@ def _parser() -> argparse.ArgumentParser:
         help="measure only these claims (ids or globs) with the study's own seeds and merge them into the existing "
         "study, training only the recipes they read; every other entry is kept",
     )
-    s.add_argument(
+    g = s.add_mutually_exclusive_group()
+    g.add_argument(
+        "--plan",
+        metavar="NAME",
+        default=None,
+        help="plan a study generation NAME of --seeds, to be built in shards (studies/<profile>/NAME/generation.json)",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        nargs="+",
+        metavar="K",
+        default=None,
+        help="build these seeds of the planned generation, each written as its shard seed-K.json when it finishes; "
+        "a shard that exists is kept",
+    )
+    g.add_argument(
+        "--assemble",
+        action="store_true",
+        help="check the generation's shards and merge them into <profile>-seeds.json; the canary record and the "
+        "expectation snapshot follow (review the printed diff)",
+    )
+    s.add_argument("--generation", metavar="NAME", default=None, help="the generation --seed and --assemble work on "
+                   "(default: the only one not yet assembled)")  # fmt: skip
+    g.add_argument(
         "--canaries",
         action="store_true",
         help="only record the canaries of the existing study (<profile>-canaries.json beside it), with this code: "
@@ -155,6 +180,16 @@ def main(argv: list[str] | None = None) -> int:
             from .session.study import run_study
             from .verdicts.study import SeedStudy, load_study
 
+            if args.plan or args.seed or args.assemble:
+                from .session import generation as shards
+
+                if args.plan:
+                    print(shards.plan_generation(settings, args.plan, args.seeds).status())
+                for seed in args.seed or ():
+                    print(f"built {shards.build_shard(settings, seed, args.generation)}", flush=True)
+                if args.assemble:
+                    print(f"assembled {shards.assemble(settings, args.generation)}")
+                return 0
             if args.canaries:  # the existing study's, with this code
                 found = load_study(settings.profile, settings.recipes.user_dir)
                 if found is None:

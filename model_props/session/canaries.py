@@ -37,6 +37,7 @@ __all__ = [
     "CANARY",
     "CANARY_SEEDS",
     "canary_settings",
+    "run_canaries",
     "record_canaries",
     "load_canaries",
     "canary_moved",
@@ -74,7 +75,7 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _run(settings: Settings, seed: int, only: Sequence[str] | None = None) -> dict[str, Any]:
+def run_canaries(settings: Settings, seed: int, only: Sequence[str] | None = None) -> dict[str, Any]:
     """One canary seed (:func:`~.study.seed_estimates` on :func:`canary_settings`), on one torch thread."""
     with _one_thread():
         return seed_estimates(canary_settings(settings), seed, only)
@@ -85,7 +86,7 @@ def record_canaries(settings: Settings, study: SeedStudy, out: Path) -> Path:
     the code that built ``study``, right after it."""
     per_seed = []
     for seed in CANARY_SEEDS:
-        per_seed.append(_run(settings, seed))
+        per_seed.append(run_canaries(settings, seed))
         print(f"ran the canaries of seed {seed}", flush=True)
     profile = settings.profile_data
     recipes = {name: recipe_data(profile.recipes[name]) for name in per_seed[0]["recipes"]}
@@ -111,7 +112,7 @@ def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | Non
     record = load_canaries(settings.profile, settings.recipes.user_dir)
     if record is None:
         return {ALL: [f"it has no canary record ({settings.profile}-canaries.json) to judge the code by"]}
-    now = _run(settings, record.seeds[0], only)
+    now = run_canaries(settings, record.seeds[0], only)
     machine = machine_kind(provenance("cpu")["machine"])
     moved, excused = record.machine_excused(record.moved(now, settings.profile_data, study.identity, CANARY),
                                             settings.profile_data, machine)  # fmt: skip

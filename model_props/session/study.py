@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..claims import Claim, Part, get_claim, list_claims
-from ..errors import NotApplicable, StudyError, choices
+from ..errors import NotApplicable
 from ..execution import executor
 from ..provenance import provenance
 from ..training.parallel import train_until
@@ -47,14 +47,14 @@ from ..verdicts.study import (
     SET_SEEDS,
     claim_fingerprint,
     recipe_fingerprint,
-    regenerate,
 )  # fmt: skip
 from .settings import Settings
 from .store import ModelStore, sample_seed
-from .study_checks import check_seeds, confirm
+from .study_checks import check_seeds, claim_ids, confirm, study_to_extend
 from .tasks import Request, measure_report, seed_store
 
-__all__ = ["PartRead", "part_reads", "reports_read", "run_study", "seed_estimates"]
+__all__ = ["PartRead", "part_reads", "reports_read", "run_study", "seed_estimates", "study_estimates", "study_data",
+           "write_study", "merge_seeds"]  # fmt: skip
 
 
 def _value(value: float) -> float | None:
@@ -142,7 +142,9 @@ def seed_estimates(settings: Settings, seed: int, only: Sequence[str] | None = N
     return {"claims": claims, "recipes": recipes, "num_classes": store.dataset().num_classes}
 
 
-def _merge(per_seed: list[dict[str, Any]], settings: Settings, only: Sequence[str] | None = None) -> dict[str, Any]:
+def merge_seeds(
+    per_seed: list[dict[str, Any]], settings: Settings, only: Sequence[str] | None = None
+) -> dict[str, Any]:
     """One study from the seeds' estimates: lists per seed, in seed order, with the fingerprints."""
     profile = settings.profile_data
     first = per_seed[0]
@@ -179,62 +181,11 @@ def _merge(per_seed: list[dict[str, Any]], settings: Settings, only: Sequence[st
     return {"recipes": recipes, "claims": claims}
 
 
-def _claim_ids(patterns: Sequence[str]) -> list[str]:
-    """The ids of the claims that match the globs, in catalogue order; a glob that matches none is an error."""
-    matched: set[str] = set()
-    for pattern in patterns:
-        found = {c.id for c in list_claims(pattern)}
-        if not found:
-            raise StudyError(f"--add {pattern!r} matches no claim; valid: {choices(c.id for c in list_claims())}")
-        matched |= found
-    return [c.id for c in list_claims() if c.id in matched]
-
-
-def _study_to_extend(path: Path, seeds: Sequence[int], settings: Settings, names: Sequence[str]) -> dict[str, Any]:
-    """The study at ``path`` that ``--add`` extends: the same seeds, and every recipe it holds that the added
-    claims read still as it was trained."""
-    if not path.is_file():
-        raise StudyError(f"--add extends an existing study, and there is none at {path}; run the whole study first: "
-                         f"{regenerate(settings.profile)}")  # fmt: skip
-    base = json.loads(path.read_text())
-    if base.get("schema_version") != SCHEMA_VERSION or list(base["seeds"]) != list(seeds):
-        raise StudyError(f"{path} has seeds {base['seeds']} and schema {base.get('schema_version')}; --add measures "
-                         f"with the study's own seeds (--seeds {' '.join(map(str, base['seeds']))}) and schema "
-                         f"{SCHEMA_VERSION}")  # fmt: skip
-    profile = settings.profile_data
-    stale = [n for n in names if n in base["recipes"] and base["recipes"][n]["fingerprint"] != recipe_fingerprint(profile, n)]  # fmt: skip
-    if stale:
-        raise StudyError(f"the study's recipes {', '.join(stale)} no longer match the recipes or the training code; "
-                         f"an added claim cannot join it: {regenerate(settings.profile)}")  # fmt: skip
-    return base
-
-
-def run_study(
-    settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None,
-    add: Sequence[str] | None = None,
-) -> Path:  # fmt: skip
-    """Train every reference and variant of the profile with each seed, measure every claim part on each, and
-    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures).
-    Runs on the settings' executor: in this process, a local cluster of ``workers`` or the ``scheduler``'s,
-    ``threads`` torch threads per task (default: the cores divided among the workers). ``add``: only the claims
-    these globs match, merged into the existing study (module docstring)."""
-    from .study_report import study_markdown
-
-    check_seeds(settings, seeds)
-    if len(seeds) <= SET_SEEDS:
-        print(f"note: seeds {seeds[:SET_SEEDS]} predict the others; give more seeds to confirm them", flush=True)
-    profile = settings.profile_data
-    out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
-    path = out / f"{profile.name}-seeds.json"
-    store = ModelStore(settings)
-    only = _claim_ids(add) if add else None
-    if only is None:
-        names = profile.references + profile.variants
-    else:  # the models the added claims read (the same for every seed)
-        read = {name for _, name, _, _ in reports_read(settings, seeds[0], only)}
-        partners = {p.partner for c in _claims(only) for p in c.parts if p.partner}  # read inside a pair report
-        names = sorted(read | partners)
-    base = _study_to_extend(path, seeds, settings, names) if only is not None else None
+def study_estimates(settings: Settings, seeds: Sequence[int], names: Sequence[str], only: Sequence[str] | None = None,
+                    threads: int | None = None) -> dict[int, dict[str, Any]]:  # fmt: skip
+    """Per seed, :func:`seed_estimates`: recipes ``names`` trained with each seed and every report the claims read
+    (``only``: these claims) measured, on the settings' executor (:func:`run_study`)."""
+    profile, store = settings.profile_data, ModelStore(settings)
     until = {n: store.last_checkpoint_needed(n) for n in names}
     runs = [dataclasses.replace(profile.recipes[n], seed=s) for s in seeds for n in names]
     train = functools.partial(train_until, settings.cache_dir, settings.data_root, until, settings.device)
@@ -259,20 +210,36 @@ def run_study(
         for seed, result in runner.map(functools.partial(seed_estimates, settings, only=only), seeds):
             estimates[seed] = result
             print(f"measured seed {seed}", flush=True)
-    merged = _merge([estimates[s] for s in seeds], settings, only)
+    return estimates
+
+
+def run_study(
+    settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None,
+    add: Sequence[str] | None = None,
+) -> Path:  # fmt: skip
+    """Train every reference and variant of the profile with each seed, measure every claim part on each, and
+    write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures).
+    Runs on the settings' executor: in this process, a local cluster of ``workers`` or the ``scheduler``'s,
+    ``threads`` torch threads per task (default: the cores divided among the workers). ``add``: only the claims
+    these globs match, merged into the existing study (module docstring)."""
+    check_seeds(settings, seeds)
+    if len(seeds) <= SET_SEEDS:
+        print(f"note: seeds {seeds[:SET_SEEDS]} predict the others; give more seeds to confirm them", flush=True)
+    profile = settings.profile_data
+    out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
+    path = out / f"{profile.name}-seeds.json"
+    only = claim_ids(add) if add else None
+    if only is None:
+        names = profile.references + profile.variants
+    else:  # the models the added claims read (the same for every seed)
+        read = {name for _, name, _, _ in reports_read(settings, seeds[0], only)}
+        partners = {p.partner for c in _claims(only) for p in c.parts if p.partner}  # read inside a pair report
+        names = sorted(read | partners)
+    base = study_to_extend(path, seeds, settings, names) if only is not None else None
+    estimates = study_estimates(settings, seeds, names, only, threads)
+    merged = merge_seeds([estimates[s] for s in seeds], settings, only)
     if base is None:
-        data = {
-            "schema_version": SCHEMA_VERSION,
-            "profile": profile.name,
-            "seeds": list(seeds),
-            "set_seeds": list(seeds[:SET_SEEDS]),
-            "confirm_seeds": list(seeds[SET_SEEDS:]),
-            "measurement_seed": settings.seed,
-            "sample_seeds": {str(s): sample_seed(settings.seed, s) for s in seeds},
-            "date": date.today().isoformat(),
-            "provenance": provenance(settings.device),
-            **merged,
-        }
+        data = study_data(settings, seeds, merged)
     else:
         data = base
         for name, entry in merged["recipes"].items():
@@ -280,8 +247,32 @@ def run_study(
         added = {"date": date.today().isoformat(), "provenance": provenance(settings.device)}
         claims = {**data["claims"], **{cid: {**entry, "added": added} for cid, entry in merged["claims"].items()}}
         data["claims"] = {c.id: claims[c.id] for c in list_claims() if c.id in claims}
+    return write_study(settings, data, path)
+
+
+def study_data(settings: Settings, seeds: Sequence[int], merged: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A whole study's JSON: the seeds' merged estimates (:func:`merge_seeds`) with what they are of, and ``more``."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "profile": settings.profile,
+        "seeds": list(seeds),
+        "set_seeds": list(seeds[:SET_SEEDS]),
+        "confirm_seeds": list(seeds[SET_SEEDS:]),
+        "measurement_seed": settings.seed,
+        "sample_seeds": {str(s): sample_seed(settings.seed, s) for s in seeds},
+        "date": date.today().isoformat(),
+        "provenance": provenance(settings.device),
+        **more,
+        **merged,
+    }
+
+
+def write_study(settings: Settings, data: dict[str, Any], path: Path) -> Path:
+    """Write the study ``data`` to ``path`` and its page beside it, if its held-out seeds confirm it (:func:`confirm`)."""
+    from .study_report import study_markdown
+
     study = confirm(data, path)
-    out.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n")
-    (out / f"{profile.name}-seeds.md").write_text(study_markdown(study, profile))
+    path.with_suffix(".md").write_text(study_markdown(study, settings.profile_data))
     return path

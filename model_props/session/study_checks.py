@@ -1,19 +1,21 @@
-"""What a seed study must pass before it is written: it holds no seed of a live run, and its held-out seeds confirm
-its setting seeds (at least 90 % of their estimates inside the setting seeds' prediction intervals)."""
+"""What a seed study must pass before it is written: it holds no seed of a live run, its held-out seeds confirm its
+setting seeds (at least 90 % of their estimates inside the setting seeds' prediction intervals), and what ``--add``
+names exists and extends a study of the same seeds and recipes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..claims import list_claims
-from ..errors import StudyError
-from ..verdicts.study import SeedStudy
+from ..errors import StudyError, choices
+from ..verdicts.study import SCHEMA_VERSION, SeedStudy, recipe_fingerprint, regenerate
 from .pairs import CONTROL_SEED_OFFSET
 from .settings import Settings
 
-__all__ = ["forbidden_seeds", "check_seeds", "confirm"]
+__all__ = ["forbidden_seeds", "check_seeds", "confirm", "claim_ids", "study_to_extend"]
 
 
 def forbidden_seeds(settings: Settings) -> dict[int, str]:
@@ -67,3 +69,33 @@ def confirm(data: dict[str, Any], path: Path) -> SeedStudy:
             + "; ".join(found.outside)
         )
     return study
+
+
+def claim_ids(patterns: Sequence[str]) -> list[str]:
+    """The ids of the claims that match the globs, in catalogue order; a glob that matches none is an error."""
+    matched: set[str] = set()
+    for pattern in patterns:
+        found = {c.id for c in list_claims(pattern)}
+        if not found:
+            raise StudyError(f"--add {pattern!r} matches no claim; valid: {choices(c.id for c in list_claims())}")
+        matched |= found
+    return [c.id for c in list_claims() if c.id in matched]
+
+
+def study_to_extend(path: Path, seeds: Sequence[int], settings: Settings, names: Sequence[str]) -> dict[str, Any]:
+    """The study at ``path`` that ``--add`` extends: the same seeds, and every recipe it holds that the added
+    claims read still as it was trained."""
+    if not path.is_file():
+        raise StudyError(f"--add extends an existing study, and there is none at {path}; run the whole study first: "
+                         f"{regenerate(settings.profile)}")  # fmt: skip
+    base = json.loads(path.read_text())
+    if base.get("schema_version") != SCHEMA_VERSION or list(base["seeds"]) != list(seeds):
+        raise StudyError(f"{path} has seeds {base['seeds']} and schema {base.get('schema_version')}; --add measures "
+                         f"with the study's own seeds (--seeds {' '.join(map(str, base['seeds']))}) and schema "
+                         f"{SCHEMA_VERSION}")  # fmt: skip
+    profile = settings.profile_data
+    stale = [n for n in names if n in base["recipes"] and base["recipes"][n]["fingerprint"] != recipe_fingerprint(profile, n)]  # fmt: skip
+    if stale:
+        raise StudyError(f"the study's recipes {', '.join(stale)} no longer match the recipes or the training code; "
+                         f"an added claim cannot join it: {regenerate(settings.profile)}")  # fmt: skip
+    return base

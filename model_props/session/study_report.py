@@ -50,8 +50,20 @@ def _added(study: SeedStudy) -> list[str]:
     ]
 
 
+def _machines(study: SeedStudy) -> str:
+    """Where the seeds were built: one machine, or per seed for a study assembled from shards."""
+    per_seed = study.provenance.get("seeds") or {str(s): study.provenance for s in study.seeds}
+    kinds: dict[str, list[str]] = {}
+    for seed, made in per_seed.items():
+        m = made.get("machine", {})
+        kind = f"{m.get('cpu')} ({m.get('cpu_capability') or 'instruction set unrecorded'}), {m.get('cpu_count')} cores"
+        kinds.setdefault(f"{kind}; versions {made.get('versions')}", []).append(seed)
+    if len(per_seed) == len(study.seeds) and len(kinds) == 1:
+        return f"Machine: {next(iter(kinds))}."
+    return "Machines: " + "; ".join(f"seeds {', '.join(s)} on {k}" for k, s in kinds.items()) + "."
+
+
 def study_markdown(study: SeedStudy, profile: Profile) -> str:
-    m = study.provenance.get("machine", {})
     found = study.confirmation(list_claims())
     lines = [
         f"# Seed study, profile `{study.profile}`",
@@ -60,8 +72,8 @@ def study_markdown(study: SeedStudy, profile: Profile) -> str:
         "models, each seed on a measurement sample of its own (test images, noise, attack starts, Hessian batches) "
         f"shared by every recipe of that seed. Verdicts use every seed, each comparison paired by seed index. Seeds "
         f"{list(study.set_seeds)} predict seeds {list(study.confirm_seeds)}, held out: each held-out estimate should "
-        f"fall inside the setting seeds' 95 % prediction interval. Machine: {m.get('cpu')}, {m.get('cpu_count')} "
-        f"cores; versions {study.provenance.get('versions')}. Regenerate: `{regenerate(study.profile)}`.",
+        f"fall inside the setting seeds' 95 % prediction interval. {_machines(study)} Regenerate: "
+        f"`{regenerate(study.profile)}`.",
         "",
         f"**Held-out confirmation: {found.inside} of {found.total} held-out estimates ({found.share:.1%}) fall inside "
         f"their prediction interval** (at least {CONFIRMATION_TARGET:.0%} needed to write the study).",

@@ -164,13 +164,15 @@ class CanaryRecord:
                 reasons[cid] = list(dict.fromkeys(found))
         return reasons
 
-    def machine_excused(self, moved: Mapping[str, list[str]], profile: Profile,
-                        machine: str) -> tuple[dict[str, list[str]], list[str]]:  # fmt: skip
+    def machine_excused(self, moved: Mapping[str, list[str]], profile: Profile, machine: str,
+                        code: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], list[str]]:  # fmt: skip
         """``moved`` split on machine ``machine`` (a :func:`machine_kind`) into what stales and the claims whose move
-        is taken as the machine's: on another kind than the record's, those whose code is the recording code's."""
+        is taken as the machine's: on another kind than the record's, those whose code is the recording code's.
+        ``code``: the :func:`code_digest` per claim of the code that ran the canaries (default: this code)."""
         if machine == self.machine:
             return dict(moved), []
-        excused = [c for c in moved if c != ALL and self.code.get(c) == code_digest(get_claim(c), profile)]
+        ran = code if code is not None else {c: code_digest(get_claim(c), profile) for c in moved if c != ALL}
+        excused = [c for c in moved if c != ALL and self.code.get(c) == ran.get(c)]
         other = f"(on {machine}, not the record's {self.machine}, and with other code than the record's)"
         kept = {c: [*r, other] if c != ALL else list(r) for c, r in moved.items() if c not in excused}
         return kept, excused

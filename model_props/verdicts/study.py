@@ -115,11 +115,12 @@ class SeedStudy:
     source: str = ""
     date: str = ""
     moved: Mapping[str, Sequence[str]] | None = None  # canary reasons by claim id (ALL: every claim); None: unjudged
+    generation: str = ""  # the study generation it was assembled from (:mod:`model_props.session.generation`)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "") -> SeedStudy:
         return cls(data["profile"], tuple(data["seeds"]), data["recipes"], data["claims"], data.get("provenance", {}),
-                   source, data.get("date", ""))  # fmt: skip
+                   source, data.get("date", ""), generation=data.get("generation", ""))  # fmt: skip
 
     @property
     def identity(self) -> dict[str, Any]:

@@ -171,3 +171,25 @@ def user_shell() -> Callable[..., subprocess.CompletedProcess]:
 def user_suite(background) -> tuple[Path, subprocess.CompletedProcess]:
     """(the user's project folder, the claim suite's run from it): see :func:`run_user_suite`."""
     return background["user_suite"].result()
+
+
+TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile test_execution.py runs too
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory, model_store):
+    """A four-seed study of a tiny ViT and ResNet (seeds 0-2 set, seed 3 confirms) and its canaries, written to a
+    user folder (test_study.py, test_generation.py)."""
+    from model_props.session.canaries import record_canaries
+    from model_props.session.settings import Settings
+    from model_props.session.study import run_study
+    from model_props.training.profiles import RecipeSource
+    from model_props.verdicts.study import load_study
+
+    folder = tmp_path_factory.mktemp("recipes")
+    (folder / "tiny.toml").write_text(TINY)
+    settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=model_store.settings.cache_dir,
+                        progress=False)  # fmt: skip
+    path = run_study(settings, seeds=[0, 1, 2, 3])
+    record_canaries(settings, load_study("tiny", folder), path.parent)  # as model-props seed-study does after it
+    return settings, folder

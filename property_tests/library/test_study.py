@@ -15,25 +15,12 @@ import pytest
 
 from model_props.claims import get_claim, list_claims
 from model_props.errors import StudyError
-from model_props.session.canaries import record_canaries
 from model_props.session.settings import Settings
 from model_props.session.study import run_study
 from model_props.training.profiles import RecipeSource, load_profile
 from model_props.verdicts.study import SCHEMA_VERSION, SeedStudy, load_study
 
-TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile test_execution.py runs too
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory, model_store):
-    """A four-seed study of a tiny ViT and ResNet (seeds 0-2 set, seed 3 confirms), written to a user folder."""
-    folder = tmp_path_factory.mktemp("recipes")
-    (folder / "tiny.toml").write_text(TINY)
-    settings = Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=model_store.settings.cache_dir,
-                        progress=False)  # fmt: skip
-    path = run_study(settings, seeds=[0, 1, 2, 3])
-    record_canaries(settings, load_study("tiny", folder), path.parent)  # as model-props seed-study does after it
-    return settings, folder
+TINY = (Path(__file__).parent / "tiny.toml").read_text()
 
 
 def test_a_study_writes_per_seed_estimates_and_fingerprints_not_verdicts(tiny):
