@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--generation", metavar="NAME", default=None, help="the generation --seed and --assemble work on "
                    "(default: the only one not yet assembled)")  # fmt: skip
     g.add_argument(
+        "--canaries-here",
+        action="store_true",
+        help="add this machine kind's reference to the study's canary record (the first canary seed run here, for "
+        "the claims whose code is the recording code's), so that later code is judged on this kind too",
+    )
+    g.add_argument(
         "--canaries",
         action="store_true",
         help="only record the canaries of the existing study (<profile>-canaries.json beside it), with this code: "
@@ -189,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"built {shards.build_shard(settings, seed, args.generation)}", flush=True)
                 if args.assemble:
                     print(f"assembled {shards.assemble(settings, args.generation)}")
+                return 0
+            if args.canaries_here:
+                from .session.canaries import record_machine
+
+                print(f"recorded {record_machine(settings)}")
                 return 0
             if args.canaries:  # the existing study's, with this code
                 found = load_study(settings.profile, settings.recipes.user_dir)

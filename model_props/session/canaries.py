@@ -25,7 +25,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..claims import list_claims
+from ..claims import get_claim, list_claims
+from ..errors import StudyError
 from ..provenance import provenance
 from ..verdicts.canaries import ALL, CANARY_SCHEMA, CanaryRecord, code_digest, machine_kind, recipe_data
 from ..verdicts.study import SeedStudy, read_fixture, regenerate
@@ -42,6 +43,7 @@ __all__ = [
     "load_canaries",
     "canary_moved",
     "judged_study",
+    "record_machine",
 ]
 
 CANARY: dict[str, dict[str, Any]] = {  # laid over the profile's tables; recorded with the canaries it sized
@@ -114,7 +116,7 @@ def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | Non
         return {ALL: [f"it has no canary record ({settings.profile}-canaries.json) to judge the code by"]}
     now = run_canaries(settings, record.seeds[0], only)
     machine = machine_kind(provenance("cpu")["machine"])
-    moved, excused = record.machine_excused(record.moved(now, settings.profile_data, study.identity, CANARY),
+    moved, excused = record.machine_excused(record.moved(now, settings.profile_data, study.identity, CANARY, machine),
                                             settings.profile_data, machine)  # fmt: skip
     if excused:
         print(f"model-props: on {machine}, not the canary record's {record.machine}, the canaries of {len(excused)} "
@@ -122,6 +124,29 @@ def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | Non
               file=sys.stderr)  # fmt: skip
     unrecorded = sorted(set(only or study.claims) - set(record.claims))
     return moved | {cid: [f"its canary record {record.source} has no canary of it"] for cid in unrecorded}
+
+
+def record_machine(settings: Settings) -> Path:
+    """Add this machine kind's reference to the study's canary record (``model-props seed-study --canaries-here``):
+    the first canary seed run here, kept for the claims whose code is the recording code's. Runs on this kind then
+    compare with it, so that code which changed since is judged here too (not taken as the machine's)."""
+    record = load_canaries(settings.profile, settings.recipes.user_dir)
+    if record is None:
+        raise StudyError(f"profile {settings.profile!r} has no canary record to add this machine to")
+    machine = machine_kind(provenance("cpu")["machine"])
+    if machine == record.machine:
+        raise StudyError(f"{record.source} was recorded on this machine kind ({machine}): it needs no reference")
+    profile = settings.profile_data
+    reference = record.reference(machine, run_canaries(settings, record.seeds[0]),
+                                 {c: code_digest(get_claim(c), profile) for c in record.claims})  # fmt: skip
+    with _one_thread():
+        reference["provenance"] = provenance("cpu")
+    data = json.loads(Path(record.source).read_text())
+    data["machines"] = {**data.get("machines", {}), machine: reference}
+    Path(record.source).write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{machine}: the canaries of {len(reference['claims'])} of {len(record.claims)} claims kept as this kind's "
+          f"reference (the others' code is not the recording code's)", flush=True)  # fmt: skip
+    return Path(record.source)
 
 
 def judged_study(store: ModelStore) -> SeedStudy | None:

@@ -34,7 +34,7 @@ from typing import Any
 from ..claims import get_claim, list_claims
 from ..errors import StudyError
 from ..provenance import commit, provenance
-from ..verdicts.canaries import ALL, code_digest, machine_kind, recipe_data
+from ..verdicts.canaries import ALL, CanaryRecord, code_digest, machine_kind, recipe_data
 from ..verdicts.study import SET_SEEDS, claim_fingerprint, load_study
 from .canaries import CANARY, load_canaries, run_canaries
 from .settings import Settings
@@ -255,6 +255,12 @@ def assemble(settings: Settings, name: str | None = None) -> Path:
     record_path = path.parent / f"{settings.profile}-canaries.json"
     record = json.loads(record_path.read_text())
     record["study"] = {"date": data["date"], "seeds": seeds}
+    judge = CanaryRecord.from_json(record)
+    for shard in generation.shards.values():  # a shard built on a machine kind the record lacks is its reference
+        kind = machine_kind(shard["provenance"]["machine"])
+        if kind != judge.machine and kind not in record.setdefault("machines", {}):
+            record["machines"][kind] = {**judge.reference(kind, shard["canaries"], shard["code"]),
+                                        "provenance": shard["provenance"]}  # fmt: skip
     _write(record_path, record)
     compare_snapshot(settings, update=True)
     return path

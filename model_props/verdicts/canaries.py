@@ -31,7 +31,7 @@ import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..claims import get_claim
@@ -78,9 +78,9 @@ def margin(recorded: Sequence[float | None]) -> float:
     return MARGIN_SD * spread + FLOAT_FLOOR * max((abs(v) for v in defined), default=0.0)
 
 
-def _moved(recorded: Sequence[float | None], now: float | None) -> str | None:
-    """How ``now`` left the first recorded value's margin, or None where it did not."""
-    then = recorded[0]
+def _moved(recorded: Sequence[float | None], now: float | None, reference: Any = ...) -> str | None:
+    """How ``now`` left the margin around the first recorded value (or ``reference``, a machine's), or None."""
+    then = recorded[0] if reference is ... else reference
     if then is None or now is None or (isinstance(now, float) and math.isnan(now)):
         return None if then is None and (now is None or math.isnan(now)) else f"{then} -> {now}"
     allowed = margin(recorded)
@@ -101,11 +101,13 @@ class CanaryRecord:
     code: Mapping[str, str]  # claim -> code_digest() of the recording code
     provenance: Mapping[str, Any]
     source: str = ""
+    machines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # other kinds' references
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "") -> CanaryRecord:
         return cls(data["profile"], data["study"], tuple(data["seeds"]), data["overlay"], data["recipes"],
-                   data["training"], data["claims"], data["code"], data.get("provenance", {}), source)  # fmt: skip
+                   data["training"], data["claims"], data["code"], data.get("provenance", {}), source,
+                   data.get("machines", {}))  # fmt: skip
 
     @property
     def machine(self) -> str:
@@ -128,25 +130,44 @@ class CanaryRecord:
                 "margin_sd": MARGIN_SD, "float_floor": FLOAT_FLOOR, "overlay": overlay, "recipes": dict(recipes),
                 "training": training, "claims": claims, "code": dict(code), "provenance": dict(provenance)}  # fmt: skip
 
+    def reference(self, machine: str, now: Mapping[str, Any],
+                  code: Mapping[str, str]) -> dict[str, Any]:  # fmt: skip
+        """The JSON of :attr:`machines`' entry for ``machine``: ``now``, the first canary seed run there by code
+        whose :func:`code_digest` is ``code``, for the claims whose code is the recording code's (and the training
+        canaries, where the training code is)."""
+        same = [c for c in self.claims if code.get(c) == self.code.get(c)]
+        claims = {c: {p: {m: now["claims"][c]["parts"][p]["values"].get(m) for m in models}
+                      for p, models in self.claims[c].items()} for c in same if c in now["claims"]}  # fmt: skip
+        training = {n: {c: {k: now["recipes"][n][c][k] for k in per} for c, per in ckpts.items()}
+                    for n, ckpts in self.training.items() if n in now["recipes"]} if same else {}  # fmt: skip
+        return {"claims": claims, "training": training, "code": {c: code[c] for c in claims}}
+
     def moved(self, now: Mapping[str, Any], profile: Profile, study: Mapping[str, Any],
-              overlay: Mapping[str, Any]) -> dict[str, list[str]]:  # fmt: skip
+              overlay: Mapping[str, Any], machine: str | None = None) -> dict[str, list[str]]:  # fmt: skip
         """Why each claim's study entry no longer speaks for the code, by claim id (:data:`ALL`: every claim), from
         ``now``, the first canary seed's run by the current code (of the claims it ran); empty where nothing moved.
-        ``study`` and ``overlay``: the identity of the study and the canaries' size now."""
+        ``study`` and ``overlay``: the identity of the study and the canaries' size now; ``machine``: the kind it
+        ran on, whose reference (:attr:`machines`) it is compared with where the record has one for its claim."""
         reasons: dict[str, list[str]] = {}
+        ref = self.machines.get(machine or self.machine, {"claims": {}, "training": {}})
         if dict(study) != dict(self.study) or json.loads(json.dumps(overlay)) != self.overlay:
             what = "another study" if dict(study) != dict(self.study) else "canaries of another size"
             return {ALL: [f"its canary record {self.source} is of {what}"]}
         changed = {
             n for n, h in self.recipes.items() if n not in profile.recipes or recipe_data(profile.recipes[n]) != h
         }
-        trained = {n: [f"{c} {k.replace('_', ' ')} {why}" for c, per in ckpts.items() for k, rec in per.items()
-                       if (why := _moved(rec, now["recipes"].get(n, {}).get(c, {}).get(k)))]
-                   for n, ckpts in self.training.items() if n in now["recipes"]}  # fmt: skip
+
+        def trained_moved(n: str, on: Mapping[str, Any] | None) -> list[str]:
+            if n not in self.training or n not in now["recipes"]:
+                return []
+            return [f"{c} {k.replace('_', ' ')} {why}" for c, per in self.training[n].items() for k, rec in per.items()
+                    if (why := _moved(rec, now["recipes"].get(n, {}).get(c, {}).get(k),
+                                      (on or {}).get(n, {}).get(c, {}).get(k, ...)))]  # fmt: skip
+
         for cid, parts in self.claims.items():
             if cid not in now["claims"]:  # a canary run of some claims only (``only``) judges those
                 continue
-            claim, found = get_claim(cid), []
+            claim, found, on = get_claim(cid), [], ref["claims"].get(cid)
             for part, models in parts.items():
                 declared = next((p for p in claim.parts if p.name == part), None)
                 if declared is None:
@@ -154,11 +175,14 @@ class CanaryRecord:
                     continue
                 values = now["claims"].get(cid, {}).get("parts", {}).get(part, {}).get("values", {})
                 for model in [*models, *([declared.partner] if declared.partner and models else [])]:  # a pair's other
+                    trained = trained_moved(model, ref["training"] if on is not None else None)
+                    then = on[part].get(model, ...) if on is not None else ...  # this machine kind's reference
+                    why = _moved(models[model], values.get(model), then) if model in models else None
                     if model in changed:
                         found.append(f"recipe {model!r} changed")
-                    elif trained.get(model):
-                        found.append(f"the training canary of {model} moved ({'; '.join(trained[model])})")
-                    elif model in models and (why := _moved(models[model], values.get(model))) is not None:
+                    elif trained:
+                        found.append(f"the training canary of {model} moved ({'; '.join(trained)})")
+                    elif why is not None:
                         found.append(f"the {declared.reads} canary moved: {part} on {model} {why}")
             if found:
                 reasons[cid] = list(dict.fromkeys(found))
@@ -172,7 +196,9 @@ class CanaryRecord:
         if machine == self.machine:
             return dict(moved), []
         ran = code if code is not None else {c: code_digest(get_claim(c), profile) for c in moved if c != ALL}
-        excused = [c for c in moved if c != ALL and self.code.get(c) == ran.get(c)]
+        referenced = self.machines.get(machine, {}).get("claims", {})  # judged against that kind's own reference
+        excused = [c for c in moved if c != ALL and c not in referenced and self.code.get(c) == ran.get(c)]
         other = f"(on {machine}, not the record's {self.machine}, and with other code than the record's)"
-        kept = {c: [*r, other] if c != ALL else list(r) for c, r in moved.items() if c not in excused}
+        kept = {c: [*r, other] if c != ALL and c not in referenced else list(r) for c, r in moved.items()
+                if c not in excused}  # fmt: skip
         return kept, excused

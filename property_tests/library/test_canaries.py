@@ -92,6 +92,26 @@ def test_on_another_machine_kind_a_move_stales_only_where_the_code_changed_too(c
     assert excused == [POSITION_CLAIM] and kept[NOISE_CLAIM][-1].startswith("(on Another CPU (AVX2), not the record's")
 
 
+def test_a_machine_kinds_own_reference_judges_its_claims_there_even_where_the_code_changed(committed):
+    """A reference of another machine kind (its first canary seed, run there by the recording code) replaces the
+    excuse: there the canaries are compared with it, so changed code is judged on that kind as on the record's."""
+    record, study, profile = committed
+    there, now = "Another CPU (AVX2)", replayed(record)
+    recorded = record.claims[NOISE_CLAIM]["high-frequency"]["vit"]
+    now["claims"][NOISE_CLAIM]["parts"]["high-frequency"]["values"]["vit"] = recorded[0] + 5 * margin(recorded) + 1e-9
+    assert list(record.moved(now, profile, study.identity, CANARY, there)) == [NOISE_CLAIM]  # the record's own seed
+    partial = record.reference(there, now, {**record.code, POSITION_CLAIM: "other code"})
+    assert NOISE_CLAIM in partial["claims"] and POSITION_CLAIM not in partial["claims"]  # only the recording code's
+    referenced = dataclasses.replace(record, machines={there: record.reference(there, now, dict(record.code))})
+    assert referenced.moved(now, profile, study.identity, CANARY, there) == {}  # that kind reproduces its reference
+    later = copy.deepcopy(now)
+    later["claims"][NOISE_CLAIM]["parts"]["high-frequency"]["values"]["vit"] += 1.1 * margin(recorded) + 1e-9
+    moved = referenced.moved(later, profile, study.identity, CANARY, there)
+    assert list(moved) == [NOISE_CLAIM]
+    for code in (dict(record.code), {**record.code, NOISE_CLAIM: "other code"}):  # no excuse where a reference is
+        assert referenced.machine_excused(moved, profile, there, code) == (moved, [])
+
+
 def test_an_undefined_canary_must_stay_undefined(committed):
     record, study, profile = committed
     now = replayed(record)

@@ -103,7 +103,11 @@ def test_assembling_merges_base_and_shards_and_moves_the_record_and_the_snapshot
     assert values[5] == shard["estimates"]["claims"]["park2022.msa-lowpass"]["parts"]["msa-later-half"]["values"]["vit"]
     assert data["provenance"]["seeds"]["5"]["machine"] == shard["provenance"]["machine"]  # where each seed was built
     assert "; seeds 5 on Another CPU (" in (folder / "tiny-seeds.md").read_text()
-    assert json.loads((folder / "tiny-canaries.json").read_text())["study"] == study.identity
+    record = json.loads((folder / "tiny-canaries.json").read_text())
+    assert record["study"] == study.identity  # the record speaks for the assembled study
+    another = next(k for k in record["machines"] if k.startswith("Another CPU ("))  # seed 5's canaries: its reference
+    assert record["machines"][another]["claims"]["park2022.msa-lowpass"]["msa-later-half"]["vit"] == (
+        shard["canaries"]["claims"]["park2022.msa-lowpass"]["parts"]["msa-later-half"]["values"]["vit"])  # fmt: skip
     assert (folder / "tiny-expectations.json").is_file() and "review the diff" in capsys.readouterr().out
     with pytest.raises(StudyError, match="0 unassembled study generations"):  # it is the active study's now
         shards.build_shard(settings, 4)
@@ -121,3 +125,21 @@ def test_the_generations_committed_on_main_are_consistent_or_named(monkeypatch):
     pending = [g for g in found if g.name != active]
     if pending:
         pytest.skip("; ".join(g.status() + "".join(f"; {p}" for p in g.problems(settings)) for g in pending))
+
+
+def test_canaries_here_adds_this_machine_kinds_reference_to_the_record(built, tmp_path, monkeypatch):
+    """``model-props seed-study --canaries-here`` on a machine kind the record lacks: the first canary seed run there
+    becomes that kind's reference; on the record's own kind it is refused."""
+    import model_props.session.canaries as canaries
+
+    settings, generation = _copy(built, tmp_path)
+    with pytest.raises(StudyError, match="was recorded on this machine kind"):
+        canaries.record_machine(settings)
+    monkeypatch.setattr(canaries, "machine_kind", lambda machine: "Another CPU (AVX2)")
+    path = canaries.record_machine(settings)
+    record = json.loads(path.read_text())
+    reference = record["machines"]["Another CPU (AVX2)"]
+    assert set(reference["claims"]) == set(record["claims"]) and reference["training"].keys() == {"vit", "resnet"}
+    assert reference["provenance"]["machine"]["torch_threads"] == 1
+    assert canaries.load_canaries("tiny", path.parent).moved(canaries.run_canaries(settings, 0), settings.profile_data,
+                                                             record["study"], canaries.CANARY, "Another CPU (AVX2)") == {}  # fmt: skip
