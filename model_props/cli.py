@@ -217,7 +217,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from .session.pretraining import pretrain
             from .session.store import ModelStore
-            from .zoo import parse_spec
             from .zoo.pretrained import parse_pretrained
 
             store = ModelStore(settings)
@@ -227,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                                       f"them with: pytest --pyargs model_props.suite --model '{spec}' "
                                       "--claims-data-root=DIR")  # fmt: skip
                 if spec not in store.profile.recipes:
-                    parse_spec(spec)
+                    store.architecture(spec)  # an unknown name or a model that cannot be built: now, before training
             start = time.perf_counter()
             names = store.profile.references + args.models
             pretrain(store, names, estimate=True)  # several at once, saying how long first; the loop reads the cache

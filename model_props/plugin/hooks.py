@@ -139,10 +139,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if params.get("claim_id") in CLAIMS:  # an unknown id is the test's own error to report, in one line
             names += CLAIMS[params["claim_id"]].named_models
             claims[params["claim_id"]] = None
-    from ..session.inputs import check_pretrained
+    from ..session.inputs import check_pretrained, check_user_models
 
     store = state.store(config)
-    with state.usage_errors():  # a bad image folder or label mapping: one line now, not a traceback per test
+    with state.usage_errors():  # a bad model, checkpoint, image folder or label mapping: one line now, before training
+        check_user_models(store)
         for line in check_pretrained(store, [CLAIMS[c] for c in claims]):
             store.notify(f"skipped for too few images: {line}")
     if names:

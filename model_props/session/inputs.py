@@ -1,4 +1,5 @@
-"""What can be checked about a user's inputs before the first test: a pretrained model's image folder (its layout,
+"""What can be checked about a user's inputs before the first test (and before anything trains): every user model
+(its name or factory, its anatomy, each --checkpoint and whether it fits), a pretrained model's image folder (its layout,
 the mapping of its class folders onto the labels of the model and of every comparator) and whether the folder's
 images are enough for the statistics of the selected claims. A bad folder is one line at session start, not a
 traceback in every test; a part whose statistic needs more images than ``--claims-images`` gives is skipped, and the
@@ -19,7 +20,7 @@ from ..training.recipes import MeasurementSettings
 from ..zoo.pretrained import parse_pretrained
 from .store import ModelStore
 
-__all__ = ["images_needed", "too_few", "check_pretrained"]
+__all__ = ["images_needed", "too_few", "check_pretrained", "check_user_models"]
 
 
 def images_needed(part: Part, m: MeasurementSettings) -> int | None:
@@ -58,3 +59,18 @@ def check_pretrained(store: ModelStore, claims: Iterable[Claim]) -> list[str]:
                 if part.applies(tested.anatomy) is None and why:
                     short[f"{claim.id} [{part.name}] on {spec}: {why}"] = None
     return list(short)
+
+
+def check_user_models(store: ModelStore) -> None:
+    """Build every user model under test and every user comparator, before any reference trains: an unknown timm
+    name, a factory that cannot be imported or built, a model that cannot be mapped into units, and a --checkpoint
+    that is missing, unreadable or made for another architecture raise their one-line error now. A checkpoint is
+    loaded here once and kept for the tests; a model without one is built untrained (nothing is trained)."""
+    s = store.settings
+    for spec in dict.fromkeys((*s.models, *s.versus.values())):
+        if parse_pretrained(spec) is not None:
+            continue  # pretrained weights: check_pretrained
+        if spec in s.checkpoints:  # a user model's, or a reference's, weights
+            store.replicas(spec)
+        elif spec not in store.profile.recipes:  # a reference without weights is trained: nothing to check
+            store.architecture(spec)

@@ -43,10 +43,14 @@ def test_anatomy_prints_units(capsys, model_store):
     assert "msa       stage 3 depth 1.00" in out
 
 
-def test_bad_model_is_one_line_and_exit_2(capsys, model_store):
-    assert main(["train", "--model", "nope", "--cache", str(model_store.settings.cache_dir)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("model-props: error: unknown --model 'nope'") and err.count("\n") == 1
+@pytest.mark.parametrize("spec, message", [("nope", "unknown --model 'nope'"),
+                                           ("timm:NOT_A_MODEL", "unknown timm model 'NOT_A_MODEL'")])  # fmt: skip
+def test_bad_model_is_one_line_and_exit_2_before_any_estimate(capsys, model_store, spec, message):
+    """An unknown timm name announced "about 9 min" of training before it was checked (issue 61)."""
+    assert main(["train", "--model", spec, "--cache", str(model_store.settings.cache_dir)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"model-props: error: {message}") and captured.err.count("\n") == 1
+    assert "about" not in captured.out + captured.err and "training" not in captured.out + captured.err
 
 
 @pytest.fixture

@@ -109,6 +109,28 @@ def test_a_bad_value_is_a_usage_error_in_one_line_before_anything_trains(suite, 
 
 
 @pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--model", "timm:NOT_A_MODEL"], "unknown timm model 'NOT_A_MODEL'"),
+        (["--model", "no_such_package.nets:build"], "--model 'no_such_package.nets:build': cannot import 'build'*"),
+        (
+            ["--model", "vit", "--checkpoint", "missing.safetensors"],
+            "--checkpoint '*missing.safetensors' does not exist",
+        ),
+    ],
+    ids=["unknown-timm-name", "factory-not-importable", "missing-checkpoint"],
+)
+def test_a_bad_user_model_is_a_usage_error_before_the_references_train(suite, args, expected):
+    """On a cold cache these started training the references ("training 3 models, 2 at a time") before they said
+    what was wrong (issue 61): every user model is built, and every checkpoint loaded, before anything trains."""
+    result = suite.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{expected}*"])
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "training" not in output
+
+
+@pytest.mark.parametrize(
     "table, expected",
     [
         (
