@@ -21,7 +21,10 @@ import re
 from pathlib import Path
 
 GLOSSARY = Path(__file__).resolve().parent / "glossary.md"
-ALIASES = {"expectation-snapshot": [r"snapshots?"]}  # "the snapshot" is the expectation snapshot on every page
+ALIASES = {
+    "expectation-snapshot": [r"snapshots?"],  # "the snapshot" is the expectation snapshot on every page
+    "log-amplitude": [r"Δlog(?:A|-amplitudes?)"],  # the symbol the papers and the claims write
+}
 NOT_THE_TERM = [  # the same word in its everyday sense, never linked
     r"(?:real|negative|positive)\s+part",  # of a complex number, of a spectrum (papers.md)
     r"seed\s+controls?",  # a second training run read beside a model: an independent run, not a mutant's control

@@ -132,15 +132,18 @@ class _Live:
         return None
 
     def not_trained_here(self, part: Part) -> str | None:
-        """Where ``tested`` is judged from the seed study (a reference: this live judgement stands beside the study's
-        verdict), why a part that reads a model this session does not train (:func:`.live.not_live`) is skipped."""
-        if route_of(self.store, self.tested, stand_in=bool(self.substitutes)) != "study":
-            return None
+        """Why a part that reads a model this session does not train (:func:`.live.not_live`: a variant, an
+        independent run) is skipped: no test trains a model. For a reference judged from the seed study, this live
+        judgement stands beside the study's verdict; for any other weights (a user's checkpoint, ``--claims-scope
+        checkpoint``) the part needs the switch that trains what it reads ahead of the tests, on the workers."""
         missing = not_live(self.store.settings, part, self.tested.name)
         if not missing:
             return None
-        return (f"it reads {listed(missing)}, which this run does not train: the part is judged from the committed "
-                f"seed study; its live run needs {SWITCH}")  # fmt: skip
+        if route_of(self.store, self.tested, stand_in=bool(self.substitutes)) == "study":
+            return (f"it reads {listed(missing)}, which this run does not train: the part is judged from the "
+                    f"committed seed study; its live run needs {SWITCH}")  # fmt: skip
+        return (f"it reads {listed(missing)}, which this run does not train (no test trains a model); {SWITCH} "
+                f"trains {'it' if len(missing) == 1 else 'them'} ahead of the tests, on the workers")  # fmt: skip
 
     def skip(self, part: Part) -> str | None:
         if (reason := self.not_trained_here(part)) is not None:

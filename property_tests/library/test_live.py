@@ -103,6 +103,9 @@ def test_a_references_live_judgement_skips_a_part_that_reads_a_model_not_trained
         "live run needs --claims-live=all"
     )
     assert live(model_store, live="all").not_trained_here(read) is None
-    assert live(model_store, scope="checkpoint").not_trained_here(read) is None  # these weights: read as ever
+    assert live(model_store, scope="checkpoint").not_trained_here(read) == (  # weights judged alone: no test trains
+        f"it reads {reads}, which this run does not train (no test trains a model); --claims-live=all trains "
+        f"{'them' if ' and ' in reads else 'it'} ahead of the tests, on the workers"
+    )
     only_references = get_claim("park2022.vit-nonconvex").parts[0]  # the ViT against the ResNet
     assert live(model_store).not_trained_here(only_references) is None
