@@ -17,6 +17,7 @@ from glossary_links import link_first_uses  # docs/, beside this module (docs/ge
 from model_props.claims import list_claims
 from model_props.claims.base import Claim
 from model_props.claims.controls import CONTROLS, UNCONTROLLED
+from model_props.verdicts.outcome import PartOutcome
 from model_props.verdicts.snapshot import Snapshot, load_snapshot
 from model_props.verdicts.study import SeedStudy, load_study
 
@@ -111,6 +112,30 @@ def _rules(claim: Claim) -> list[str]:
             "measuring](../design.md#decision-rules)).", "", "| part | decision rule |", "|---|---|", *rows, ""]  # fmt: skip
 
 
+def _why(outcome: PartOutcome) -> str:
+    """One plain sentence: why the study's part came out as it did (its interval against the rule; the minimum
+    detectable effect where it is inconclusive; the reason where it was not measured)."""
+    e, part = outcome.estimate, outcome.part
+    if e is None or outcome.verdict == "skipped":
+        return f"not measured: {outcome.reason}"
+    interval = "the interval"
+    if part.direction == "within":
+        margin = f"±{abs(part.threshold):g}"
+        where = {"supported": f"lies inside {margin}", "contradicted": f"lies outside {margin}"}
+        side = f"overlaps the edge of {margin}"
+    else:
+        claimed = "above" if part.direction == "greater" else "below"
+        other = "below" if claimed == "above" else "above"
+        where = {"supported": f"lies {claimed} {part.threshold:g}", "contradicted": f"lies {other} {part.threshold:g}"}
+        side = f"contains {part.threshold:g}"
+    if outcome.verdict in where:
+        return f"{interval} {where[outcome.verdict]}, so {outcome.verdict}."
+    mde = outcome.minimum_detectable_effect
+    edge = "the margin's edge" if part.direction == "within" else f"{part.threshold:g}"
+    power = f"; with 80 % power this study decides an estimate {mde:.3g} or more from {edge}" if mde is not None else ""
+    return f"{interval} {side}, so inconclusive{power}."
+
+
 def _verdicts(claim: Claim, study: SeedStudy, snapshot: Snapshot) -> list[str]:
     rows, levels = [], set()
     for model in study.evaluated_on(claim):
@@ -122,14 +147,15 @@ def _verdicts(claim: Claim, study: SeedStudy, snapshot: Snapshot) -> list[str]:
                 levels.add(f"{e.level * 100:.0f} %")
             number = f"{e.value:+.3g} [{e.low:+.3g}, {e.high:+.3g}]" if e else outcome.reason
             now = "" if outcome.verdict == want else f" (study now: {outcome.verdict})"
-            rows.append(f"| {cell} | `{outcome.part.name}` | {want}{now} | {number} |")
+            rows.append(f"| {cell} | `{outcome.part.name}` | {want}{now} | {number} | {_why(outcome)} |")
             cell = ""
     if not rows:
         return ["## Verdicts on the references", "", "The seed study evaluates it on no reference.", ""]
     return ["## Verdicts on the references", "", f"Over the seed study's {len(study.seeds)} seeds: the snapshot's "
-            "verdict (what the claim tests assert), the estimate and its " + " or ".join(sorted(levels)) + " interval.", "",
-            "| reference (its verdict) | part | verdict | value [interval] |",
-            "|---|---|---|---|", *rows, ""]  # fmt: skip
+            "verdict (what the claim tests assert), the estimate and its " + "".join(f"{x} " for x in sorted(levels))
+            + "interval, and why.", "",
+            "| reference (its verdict) | part | verdict | value [interval] | why |",
+            "|---|---|---|---|---|", *rows, ""]  # fmt: skip
 
 
 def _controls(claim: Claim) -> list[str]:
