@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -190,12 +191,15 @@ def build_shard(settings: Settings, seed: int, name: str | None = None, threads:
         return path
     if problems := generation.problems(settings):
         raise StudyError(f"cannot build {generation.name}: {'; '.join(problems)}; plan a new generation")
-    profile = settings.profile_data
+    profile, start = settings.profile_data, time.perf_counter()
     estimates = study_estimates(settings, [seed], profile.references + profile.variants, threads=threads)[seed]
+    seconds = {"estimates": round(time.perf_counter() - start, 1)}  # the cost of a seed: training and measuring
     record = load_canaries(settings.profile, settings.recipes.user_dir)
     canaries = run_canaries(settings, record.seeds[0] if record else 0)
+    seconds["canaries"] = round(time.perf_counter() - start - seconds["estimates"], 1)
     shard = {"schema_version": GENERATION_SCHEMA, "profile": settings.profile, "generation": generation.name,
              "seed": seed, "built": date.today().isoformat(), "commit": commit(Path(__file__).parent),
+             "seconds": {**seconds, "workers": settings.workers or 1},
              "provenance": provenance(settings.device), "data": generation_data(settings), "estimates": estimates,
              "canaries": canaries, "canary_overlay": CANARY, "code": {c: code_digest(get_claim(c), profile) for c in estimates["claims"]}}  # fmt: skip
     _write(path, shard)

@@ -43,6 +43,7 @@ def test_a_generation_takes_the_seeds_of_a_study_of_its_own_data_and_builds_the_
     assert shard["seed"] == 4 and shard["generation"] == "next" and shard["data"] == planned.plan["data"]
     assert set(shard["estimates"]) == {"claims", "recipes", "num_classes"}  # the seed's estimates, no verdict
     assert shard["provenance"]["machine"]["cpu_capability"] and shard["code"]  # where and by what code it was built
+    assert shard["seconds"]["estimates"] > 0 and shard["seconds"]["workers"] == 1  # what a seed cost
     assert "park2022.msa-lowpass" in shard["canaries"]["claims"]  # the first canary seed, as that code computes it
     assert shards.Generation.load(planned.path).status().endswith("ready to assemble")
 
