@@ -163,27 +163,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _check_scope(store) -> None:
     """Refuse, before any test runs, a scope that cannot be met for a model under test
     (:func:`~model_props.verdicts.scope.route`: e.g. an architecture verdict needs k >= 3 seeds)."""
-    from ..verdicts.scope import route
+    from ..session.evidence import route_for
 
-    s = store.settings
-    for name in s.models or store.profile.references:
-        route(s.scope, name, checkpoints=len(s.checkpoints.get(name, ())), reference=name in store.profile.recipes,
-              has_study=store.study is not None)  # fmt: skip
+    for name in store.settings.models or store.profile.references:
+        route_for(store, name)
 
 
 def _expectation_mark(store, claim, model: str):
     """A strict ``xfail(raises=ClaimContradicted)`` where the reviewed expectation snapshot holds a part of the claim
     contradicted on ``model``, judged from the study; None otherwise. Read from the snapshot only: every other
     expectation, and this one's other parts, are asserted by the test itself."""
+    from ..session.evidence import route_for
     from ..verdicts import ClaimContradicted
-    from ..verdicts.scope import route
 
-    s, snapshot = store.settings, store.snapshot
+    snapshot = store.snapshot
     if snapshot is None or store.study is None:
         return None
-    how = route(s.scope, model, checkpoints=len(s.checkpoints.get(model, ())),
-                reference=model in store.profile.recipes, has_study=True)  # fmt: skip
-    expected = snapshot.expected(claim, model) if how == "study" else None
+    expected = snapshot.expected(claim, model) if route_for(store, model) == "study" else None
     if expected is None or "contradicted" not in expected.parts.values():
         return None
     parts = ", ".join(f"[{n}] {v}" for n, v in expected.parts.items() if v != "skipped")

@@ -244,12 +244,18 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Eviden
     return Evidence(claim, tested.name, "architecture", {p.name: part_evidence(p) for p in claim.parts}, seeds)
 
 
-def route_of(store: ModelStore, tested: ModelUnderTest, *, stand_in: bool = False, scope: str | None = None) -> Route:
-    """How ``tested`` is judged in this session (:func:`~model_props.verdicts.scope.route`)."""
+def route_for(store: ModelStore, name: str, *, stand_in: bool = False, scope: str | None = None) -> Route:
+    """How the model ``name`` is judged in this session (:func:`~model_props.verdicts.scope.route`): the one place
+    that reads the rule's arguments (the session's scope, the model's checkpoints, the profile and its study)."""
     s = store.settings
-    return route(scope or s.scope, tested.name, checkpoints=len(s.checkpoints.get(tested.name, ())),
-                 reference=tested.name in store.profile.recipes, has_study=store.study is not None,
-                 stand_in=stand_in or tested.mutation is not None)  # fmt: skip
+    return route(scope or s.scope, name, checkpoints=len(s.checkpoints.get(name, ())),
+                 reference=name in store.profile.recipes, has_study=store.study is not None,
+                 stand_in=stand_in)  # fmt: skip
+
+
+def route_of(store: ModelStore, tested: ModelUnderTest, *, stand_in: bool = False, scope: str | None = None) -> Route:
+    """How ``tested`` is judged in this session (:func:`route_for`; a mutant stands in for its base)."""
+    return route_for(store, tested.name, stand_in=stand_in or tested.mutation is not None, scope=scope)
 
 
 def _expected(store: ModelStore, claim: Claim, model: str) -> Expected:

@@ -18,8 +18,8 @@ from ..training.checkpoints import is_cached
 from ..training.loop import Checkpoint, estimate_training_seconds, training_split
 from ..training.recipes import Recipe
 from ..verdicts.family import family
-from ..verdicts.scope import route
 from ..zoo.pretrained import parse_pretrained
+from .evidence import route_for
 from .live import not_live_report
 from .pairs import independent_runs
 from .store import ModelStore
@@ -55,9 +55,7 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
     for reference in dict.fromkeys(references):
         if study is None or reference not in store.profile.references:
             continue
-        how = route(s.scope, reference, checkpoints=len(s.checkpoints.get(reference, ())), reference=True,
-                    has_study=True)  # fmt: skip
-        if how != "study":
+        if route_for(store, reference) != "study":
             continue
         try:
             statistics = family(study, store.profile, reference, store.snapshot, s.trains_live)
