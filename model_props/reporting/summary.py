@@ -32,6 +32,8 @@ outcome, inconclusive apart from passed)::
 ``value``/``interval`` are null for skipped records; ``per_seed`` and ``expectation`` where the scope has them.
 ``outcomes`` counts every test of the session (pytest's own closing line), ``claim_outcomes`` the claim tests' records
 only; a run with an error, or a non-zero ``exit_status``, did not pass whatever the claims say.
+``gate_decision`` (a run with release-gate tolerances; null otherwise): ``{"passed": false, "decision": "refused: 1
+error"}``, passed only with every tolerance held, no failed test, no error and exit status 0.
 ``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
 ``disagreements`` sets a claim that disputes another beside it on each model judged on both
 (:mod:`.disputes`); ``models[...]["training"]`` holds the recipe facts they compare.
@@ -53,7 +55,7 @@ from ..verdicts.outcome import ClaimOutcome
 from .disputes import disagreement_lines, disagreements
 
 __all__ = ["SCHEMA_VERSION", "OUTCOMES", "outcome_record", "part_records", "judgement_record", "skip_record",
-           "model_facts", "training_facts", "write_summary", "verdict_table"]  # fmt: skip
+           "model_facts", "training_facts", "gate_decision", "write_summary", "verdict_table"]  # fmt: skip
 
 SCHEMA_VERSION = 4  # 4: outcomes are pytest's, over every test; claim_outcomes; run
 OUTCOMES = ("passed", "inconclusive", "failed", "xfailed", "skipped")
@@ -170,6 +172,21 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def gate_decision(gate: Sequence[Mapping[str, Any]], tests: Mapping[str, int],
+                  run: Mapping[str, Any]) -> dict[str, Any] | None:  # fmt: skip
+    """The release gate's decision on a run with tolerance records (None without any): passed only where every
+    tolerance holds and the run has no failed test, no error and exit status 0; else refused, saying why."""
+    if not gate:
+        return None
+    why = [
+        f"{n} {'error' if (k, n) == ('errors', 1) else k}" for k, n in tests.items() if k in ("failed", "errors") and n
+    ]
+    why += [f"the {g['statistic']} tolerance is exceeded" for g in gate if not g["passed"]]
+    if run.get("exit_status", 0) not in (0, None):
+        why.append(f"exit status {run['exit_status']}")
+    return {"passed": not why, "decision": "passed" if not why else "refused: " + "; ".join(why)}
+
+
 def write_summary(
     directory: Path,
     *,
@@ -203,6 +220,7 @@ def write_summary(
         "models": dict(models),
         "results": ordered,
         "gate": list(gate or []),
+        "gate_decision": (decision := gate_decision(gate or [], tests, run or {})),
         "disagreements": found,
     }
     (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -216,6 +234,7 @@ def write_summary(
         "",
         "Claim tests: " + (", ".join(f"{n} {k}" for k, n in counts.items() if n) or "none"),
         "",
+        *([f"Release gate: {decision['decision']}", ""] if decision else []),
         "```",
         *verdict_table(ordered),
         "```",

@@ -88,6 +88,26 @@ def test_unchanged_candidate_passes_the_gate(gate_project, user_module, pytester
     assert [(g["statistic"], g["passed"]) for g in summary["gate"]] == [
         ("accuracy", True), ("nll", True), ("pgd_drop_1", True)
     ]  # fmt: skip
+    assert summary["gate_decision"] == {"passed": True, "decision": "passed"}
+
+
+def test_the_gate_refuses_a_run_with_an_error_whatever_its_tolerances(tmp_path):
+    """A run with one pass and one error: the summary counts the error, and the gate's decision is refused even though
+    every tolerance held (issue 61)."""
+    from model_props.reporting.summary import write_summary
+
+    gate = [{"statistic": "accuracy", "passed": True, "message": "PASS gate accuracy ..."}]
+    write_summary(tmp_path, profile="smoke", seed=0, models={}, results=[], gate=gate,
+                  outcomes={"passed": 1, "failed": 0, "errors": 1}, run={"exit_status": 1})  # fmt: skip
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["outcomes"]["errors"] == 1 and summary["run"]["exit_status"] == 1
+    assert summary["gate_decision"] == {"passed": False, "decision": "refused: 1 error; exit status 1"}
+    assert "Release gate: refused: 1 error; exit status 1" in (tmp_path / "summary.md").read_text()
+    exceeded = [*gate, {"statistic": "nll", "passed": False, "message": "FAIL gate nll ..."}]
+    write_summary(tmp_path, profile="smoke", seed=0, models={}, results=[], gate=exceeded,
+                  outcomes={"passed": 1, "failed": 1}, run={"exit_status": 1})  # fmt: skip
+    decision = json.loads((tmp_path / "summary.json").read_text())["gate_decision"]["decision"]
+    assert decision == "refused: 1 failed; the nll tolerance is exceeded; exit status 1"
 
 
 def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, user_module):
