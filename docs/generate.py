@@ -148,6 +148,25 @@ def canaries() -> str:
             f"them stales their claim.") + _canary_benchmark()  # fmt: skip
 
 
+def generations() -> str:
+    """How far each study generation in fixtures/studies/ is built: its seeds, where each shard was built, what a
+    seed cost."""
+    from model_props.session.generation import generations as planned
+    from model_props.session.settings import Settings
+    from model_props.verdicts.canaries import machine_kind
+
+    lines = []
+    for generation in planned(Settings(profile="smoke", progress=False), ROOT / "fixtures"):
+        built = [
+            f"seed {seed} on {machine_kind(shard['provenance']['machine'])} at `{shard['commit']}`"
+            + (f", {shard['seconds']['estimates'] / 60:.0f} min training and measuring with "
+               f"{shard['seconds']['workers']} workers" if "seconds" in shard else "")
+            for seed, shard in sorted(generation.shards.items())
+        ]  # fmt: skip
+        lines.append(f"- {generation.status()}" + (": " + "; ".join(built) if built else "") + ".")
+    return "In this repository now:\n\n" + "\n".join(lines) if lines else "No study generation is being built."
+
+
 def _canary_benchmark() -> str:
     """What ``benchmarks/canaries.py`` measured: the canary's line coverage and its move on one torch thread."""
     if not (ROOT / "benchmarks" / "results" / "canaries.json").is_file():
@@ -619,6 +638,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "disagreements": disagreements,
     "confirmation": confirmation,
     "canaries": canaries,
+    "generations": generations,
     "reproduction": reproduction,
     "reproduction-power": reproduction_power,
     "live-null": live_null,

@@ -48,8 +48,10 @@ GENERATION_SCHEMA = 1
 _PLAN = "generation.json"
 
 
-def _folder(settings: Settings) -> Path:
-    return (settings.recipes.user_dir or Path.cwd() / "fixtures") / "studies" / settings.profile
+def _folder(settings: Settings, root: Path | None = None) -> Path:
+    """Where the profile's generations are: ``studies/<profile>/`` in ``root`` (default: the recipes folder, or
+    ./fixtures)."""
+    return (root or settings.recipes.user_dir or Path.cwd() / "fixtures") / "studies" / settings.profile
 
 
 def generation_data(settings: Settings) -> dict[str, Any]:
@@ -129,9 +131,9 @@ class Generation:
         return found
 
 
-def generations(settings: Settings) -> list[Generation]:
-    """Every generation planned for the settings' profile, in name order."""
-    folder = _folder(settings)
+def generations(settings: Settings, root: Path | None = None) -> list[Generation]:
+    """Every generation planned for the settings' profile (in ``root``, default as :func:`_folder`), in name order."""
+    folder = _folder(settings, root)
     return [Generation.load(p) for p in sorted(folder.iterdir()) if (p / _PLAN).is_file()] if folder.is_dir() else []
 
 

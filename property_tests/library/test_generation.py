@@ -114,12 +114,11 @@ def test_assembling_merges_base_and_shards_and_moves_the_record_and_the_snapshot
         shards.build_shard(settings, 4)
 
 
-def test_the_generations_committed_on_main_are_consistent_or_named(monkeypatch):
+def test_the_generations_committed_on_main_are_consistent_or_named():
     """Each generation planned in the repository: its shards are of its seeds and profile; one not yet assembled is
     named (skipped with its status) without failing the default run."""
-    monkeypatch.chdir(REPOSITORY)  # the repository's own fixtures/studies/
     settings = Settings(profile="smoke", progress=False)
-    found = shards.generations(settings)
+    found = shards.generations(settings, REPOSITORY / "fixtures")
     active = load_study("smoke").generation
     for generation in found:
         assert all(s["seed"] == k and s["generation"] == generation.name for k, s in generation.shards.items())
