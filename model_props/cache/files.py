@@ -7,6 +7,7 @@ build the same entry twice. Readers verify what they load (a checksum, or a pars
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -21,6 +22,7 @@ from ..errors import CacheError
 __all__ = ["default_cache_dir", "atomic_write", "entry_lock", "fsync", "make_shared", "sha256_file"]
 __not_in_cache_keys__ = "writes, locks and hashes files; computes no cached value"
 
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)  # a cache this process cannot write
 LOCK_TIMEOUT_S = 3600.0  # a cold training run of one model holds its lock for minutes, never an hour
 
 
@@ -40,7 +42,13 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         stale.unlink(missing_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY:
+            raise
+        raise CacheError(f"the cache {str(path.parent)!r} is read-only and lacks {path.name}: give a writable "
+                         "--claims-cache, or warm this one where it is writable first") from None  # fmt: skip
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -69,13 +77,25 @@ def make_shared(path: Path, *, directory: bool = False) -> None:
 
 @contextmanager
 def entry_lock(path: Path) -> Iterator[None]:
-    """Hold an inter-process lock on the cache entry ``path`` (lock file ``path.lock``)."""
+    """Hold an inter-process lock on the cache entry ``path`` (lock file ``path.lock``). In a cache this process
+    cannot write (a read-only mount of a warm cache) no lock is taken: the lock only saves work, and what is there is
+    read as it is; an entry that would have to be written fails there with :class:`CacheError` saying so."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CacheError(f"cache directory {str(path.parent)!r} cannot be created: {exc}") from exc
-    with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+    lock = FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY:
+            raise
+        yield  # nothing can be written here, so there is no writer to wait for
+        return
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def sha256_file(path: Path) -> str:

@@ -62,3 +62,30 @@ def test_racing_writers_converge_on_one_whole_entry(tmp_path, round_):
     assert "mixed" not in states, f"a reader saw files of two writers: {states}"
     assert set(states) <= {"absent", f"whole {meta['writer']}"}, states
     assert not list(tmp_path.glob(".*.tmp")), "the losing writer's temporary entry is gone"
+
+
+def test_a_read_only_cache_is_read_without_a_lock_and_a_write_there_is_one_line(tmp_path, monkeypatch):
+    """A warm cache on a read-only mount: reading a dataset took its lock file for writing and failed with 349 lines
+    (issue 61). The lock only saves work, so none is taken where nothing can be written; a write there says so."""
+    import errno
+    import tempfile
+
+    import filelock
+
+    from model_props.cache.files import atomic_write, entry_lock
+    from model_props.errors import CacheError
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", read_only)
+    with entry_lock(tmp_path / "entry"):  # read what is there, without a lock
+        pass
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(
+        CacheError, match=r"the cache '.*' is read-only and lacks entry: give a writable --claims-cache"
+    ):
+        atomic_write(tmp_path / "entry", lambda path: path.write_text("x"))
+    monkeypatch.setattr(filelock.FileLock, "acquire", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EIO, "I/O")))
+    with pytest.raises(OSError, match="I/O"), entry_lock(tmp_path / "entry"):  # any other failure is not hidden
+        pass
