@@ -203,7 +203,8 @@ def build_shard(settings: Settings, seed: int, name: str | None = None, threads:
              "seed": seed, "built": date.today().isoformat(), "commit": commit(Path(__file__).parent),
              "seconds": {**seconds, "workers": settings.workers or 1},
              "provenance": provenance(settings.device), "data": generation_data(settings), "estimates": estimates,
-             "canaries": canaries, "canary_overlay": CANARY, "code": {c: code_digest(get_claim(c), profile) for c in estimates["claims"]}}  # fmt: skip
+             "canaries": canaries, "canary_overlay": CANARY,
+             "code": {c: code_digest(get_claim(c), profile) for c in estimates["claims"]}}  # fmt: skip
     _write(path, shard)
     return path
 
@@ -214,8 +215,8 @@ def _shard_moved(settings: Settings, shard: Mapping[str, Any]) -> dict[str, list
     record = load_canaries(settings.profile, settings.recipes.user_dir)
     if record is None:
         return {ALL: ["the study has no canary record to judge shards by"]}
-    moved = record.moved(shard["canaries"], settings.profile_data, record.study, shard["canary_overlay"])
     machine = machine_kind(shard["provenance"]["machine"])
+    moved = record.moved(shard["canaries"], settings.profile_data, record.study, shard["canary_overlay"], machine)
     return record.machine_excused(moved, settings.profile_data, machine, shard["code"])[0]
 
 
