@@ -90,7 +90,7 @@ class PartOutcome:
 
     @property
     def sampling(self) -> str:
-        if self.estimate is not None and self.estimate.t is not None:
+        if self.seeds is not None:  # architecture scope: over training seeds (a jackknife t over images is not)
             return "paired seeds" if self.paired else "seeds"
         return f"paired {self.part.sampling}" if self.paired else self.part.sampling
 

@@ -95,6 +95,7 @@ def test_cka_over_16_batches_is_judged_on_a_jackknife_t_interval():
     estimate = outcome.parts[0].estimate
     assert estimate is not None and estimate.t is not None
     assert 16 < SMALL_SAMPLE and estimate.method == "jackknife t" and estimate.t[2] == 15.0
+    assert outcome.parts[0].sampling == "batches" and "over 16 batches" in outcome.parts[0].describe()  # not "seeds"
 
 
 def test_cka_over_16_batches_has_at_most_nominal_false_verdicts_per_side(cka_trials):
