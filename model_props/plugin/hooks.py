@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_versus(store)
         _check_gate(config, store)
         _check_scope(store)
+        _check_scheduler(config, store)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
     if getattr(config.option, "allure_report_dir", "unset") is None:  # allure-pytest is there and got no --alluredir
@@ -57,6 +58,17 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(config.workerinput["workercount"])))
+
+
+def _check_scheduler(config: pytest.Config, store) -> None:
+    """A scheduler given is reached now, whether or not this session has anything to train on it: an unreachable one
+    is a usage error, not a silent fall-back to training here."""
+    if store.settings.scheduler is None or hasattr(config, "workerinput"):  # the controller checks it once
+        return
+    from ..execution import executor
+
+    with executor(scheduler=store.settings.scheduler, cache_dir=store.settings.cache_dir):
+        pass
 
 
 def _check_versus(store) -> None:

@@ -130,6 +130,18 @@ def test_a_bad_user_model_is_a_usage_error_before_the_references_train(suite, ar
     assert "Traceback" not in output and "training" not in output
 
 
+def test_an_unreachable_scheduler_is_a_usage_error_even_with_nothing_to_train(suite, monkeypatch):
+    """It was ignored when nothing needed training, and fell back to training here after one line when something did
+    (issue 61): a scheduler given is reached at session start."""
+    import model_props.execution.backends as backends
+
+    monkeypatch.setattr(backends, "CONNECT_TIMEOUT_S", 1)
+    result = suite.runpytest("--claims-scheduler", "tcp://127.0.0.1:9", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot reach the Dask scheduler at 'tcp://127.0.0.1:9' within 1 s*"])
+    assert "Traceback" not in result.stderr.str()
+
+
 @pytest.mark.parametrize(
     "table, expected",
     [
