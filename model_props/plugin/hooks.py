@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_gate(config, store)
         _check_scope(store)
         _check_scheduler(config, store)
+        _check_data_root(config, store)
     except ModelPropsError as exc:
         raise pytest.UsageError(str(exc)) from None
     if getattr(config.option, "allure_report_dir", "unset") is None:  # allure-pytest is there and got no --alluredir
@@ -69,6 +70,22 @@ def _check_scheduler(config: pytest.Config, store) -> None:
 
     with executor(scheduler=store.settings.scheduler, cache_dir=store.settings.cache_dir):
         pass
+
+
+def _check_data_root(config: pytest.Config, store) -> None:
+    """Say so where ``--claims-data-root`` is given and no model of the session reads it (every one reads the
+    generated dead leaves): it is read by CIFAR recipes and by pretrained models on an image folder."""
+    from ..data.datasets import DEADLEAVES, split_size
+    from ..zoo.pretrained import parse_pretrained
+
+    s = store.settings
+    names = [*(s.models or store.profile.references), *s.versus.values()]
+    if s.data_root is None or any(parse_pretrained(n) is not None for n in names):
+        return
+    if {split_size(store.recipe(n).dataset)[0] for n in names} <= set(DEADLEAVES):
+        config.issue_config_time_warning(UserWarning(
+            f"model-props: --claims-data-root {s.data_root} is not read: every model of this session reads the "
+            "generated dead-leaves data (CIFAR recipes and pretrained models on an image folder read it)"), stacklevel=2)  # fmt: skip
 
 
 def _check_versus(store) -> None:

@@ -130,6 +130,15 @@ def test_a_bad_user_model_is_a_usage_error_before_the_references_train(suite, ar
     assert "Traceback" not in output and "training" not in output
 
 
+def test_a_data_root_no_model_reads_is_said(suite, tmp_path):
+    """--claims-data-root with models that read the generated dead leaves was ignored without a word (issue 61)."""
+    result = suite.runpytest(f"--claims-data-root={tmp_path}", "--collect-only", "-W", "default")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*model-props: --claims-data-root * is not read: every model of this session reads*"])
+    quiet = suite.runpytest("--collect-only", "-W", "default")
+    assert "claims-data-root" not in quiet.stdout.str()
+
+
 def test_an_unreachable_scheduler_is_a_usage_error_even_with_nothing_to_train(suite, monkeypatch):
     """It was ignored when nothing needed training, and fell back to training here after one line when something did
     (issue 61): a scheduler given is reached at session start."""
