@@ -14,6 +14,8 @@ Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
     python benchmarks/run_times.py startup study pretrain   # executor start-up; a tiny study and two smoke
                                                             # trainings in this process vs on 2 workers
     python benchmarks/run_times.py checkpoint         # the claim suite on a new ViT checkpoint, references warm
+    python benchmarks/run_times.py cold checkpoint    # ... right after a cold default run, on its cache (what a
+                                                      # user meets first; it must train no model)
 """
 
 from __future__ import annotations
@@ -219,6 +221,7 @@ def new_checkpoint(cache: Path) -> dict:
         save_file(state, str(weights))
         (Path(tmp) / "project").mkdir()
         before = set((cache / "measurements").rglob("manifest.json"))
+        models_before = set((cache / "models").rglob("manifest.json"))
         env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
         start = time.perf_counter()
         proc = subprocess.run(
@@ -227,6 +230,7 @@ def new_checkpoint(cache: Path) -> dict:
             cwd=Path(tmp) / "project", env=env, capture_output=True, text=True,
         )  # fmt: skip
         seconds = round(time.perf_counter() - start, 1)
+        trained = sorted(m.parent.name for m in set((cache / "models").rglob("manifest.json")) - models_before)
         summary = Path(tmp) / "project" / "reports" / "summary.json"
         results = json.loads(summary.read_text())["results"] if summary.is_file() else []
     sequential = [
@@ -239,12 +243,13 @@ def new_checkpoint(cache: Path) -> dict:
         meta = json.loads(manifest.read_text())
         kinds[meta["kind"]] = round(kinds.get(meta["kind"], 0.0) + meta["seconds"], 1)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}", flush=True)
+    print(f"new checkpoint: {seconds} s, exit {proc.returncode}: {tail}; per kind {kinds}; models trained "
+          f"{trained or 'none'}", flush=True)  # fmt: skip
     for p in sequential:
         print(f"  {p['claim']} [{p['part']}] {p['verdict']} on {p['used']} of {p['sample']} {p['sampling']}",
               flush=True)  # fmt: skip
     return {"seconds": seconds, "exit": proc.returncode, "outcome": tail, "per_kind_seconds": kinds,
-            "sequential_parts": sequential}  # fmt: skip
+            "sequential_parts": sequential, "models_trained": trained}  # fmt: skip
 
 
 def stamped(entry: dict, stamp: dict) -> dict:

@@ -571,8 +571,11 @@ def new_checkpoint() -> str:
     read = " and ".join(f"{used:,} of their {whole:,} {unit}" for unit, (used, whole) in totals.items())
     looked = (f"; the {len(parts)} parts judged sequentially read {read} (" + ", ".join(
         f"{p['part']} {p['used']} of {p['sample']}" for p in parts) + ")") if parts else ""  # fmt: skip
+    trained = run.get("models_trained")
+    said = "" if trained is None else (f"; it trained {len(trained)} models in the test process" if trained else
+                                       "; it trained no model")  # fmt: skip
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
-            f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked} "
+            f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked}{said} "
             "(`benchmarks/RESULTS.md`). " + stamps.stamp("run_times.json", "new_checkpoint", args="checkpoint"))  # fmt: skip
 
 
