@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import distributed  # noqa: F401  (loaded before any in-process run: see below)
 import pytest
 from subprocess_runs import (  # this folder is on sys.path (pytest's default "prepend" import mode)
     AllureRun,
@@ -26,7 +27,8 @@ import model_props.reporting.summary  # noqa: F401,E402
 import model_props.session.store  # noqa: F401,E402
 
 # pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
-# torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run.
+# torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run
+# (distributed, imported above, too: the plugin reaches a --claims-scheduler at session start).
 import model_props.verdicts.judge  # noqa: F401,E402
 
 
