@@ -49,7 +49,7 @@ from .prediction import prediction_interval
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-__all__ = ["SCHEMA_VERSION", "SET_SEEDS", "CONFIRMATION_TARGET", "Replication", "Confirmation", "SeedStudy",
+__all__ = ["SCHEMA_VERSION", "SET_SEEDS", "CONFIRMATION_TARGET", "IN_SHARDS", "Replication", "Confirmation", "SeedStudy",
            "load_study", "read_fixture", "regenerate", "claim_fingerprint", "recipe_fingerprint"]  # fmt: skip
 
 SCHEMA_VERSION = 3  # 3: the two-stage design (each training seed its own measurement sample)
@@ -58,7 +58,12 @@ CONFIRMATION_TARGET = 0.90  # the least share of held-out estimates inside their
 
 
 def regenerate(profile: str) -> str:
+    """The command that rebuilds a profile's study in one run (:data:`IN_SHARDS`: seed by seed)."""
     return f"model-props seed-study --profile {profile} --seeds 0 1 2 3 4 --workers 2"
+
+
+IN_SHARDS = ("or in shards that land one seed at a time: model-props seed-study --plan NAME --seeds ..., then --seed K "
+             "for each seed, then --assemble")  # fmt: skip
 
 
 Category = Literal["confirmed", "decided with more seeds", "undecided with more seeds", "did not replicate"]
@@ -155,7 +160,7 @@ class SeedStudy:
         reasons = self.stale(claim, profile)
         if reasons:
             raise StudyError(f"the seed study's entry for {claim.id} is stale ({'; '.join(reasons)}); regenerate "
-                             f"{self.source or 'it'}: {regenerate(self.profile)}")  # fmt: skip
+                             f"{self.source or 'it'}: {regenerate(self.profile)} ({IN_SHARDS})")  # fmt: skip
 
     def judged(self, moved: Mapping[str, Sequence[str]]) -> SeedStudy:
         """This study with its canaries judged (:attr:`moved`)."""
