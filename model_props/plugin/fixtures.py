@@ -150,8 +150,8 @@ def reproduction(model_store, model_name: str):
     """This machine's live weights of reference ``model_name``'s family (the recipes this session trains live)
     against the profile's seed study, one-sided where a committed verdict would move
     (:func:`~model_props.session.reproduction.reproduction`); skips for a model the study does not cover."""
-    from ..session.evidence import route_of
     from ..session.reproduction import reproduction as reproduce
+    from ..session.routes import route_of
 
     if model_name not in model_store.profile.references or model_store.study is None:
         pytest.skip(f"{model_name}: only the profile's references have a seed study to reproduce")

@@ -192,7 +192,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _check_scope(store) -> None:
     """Refuse, before any test runs, a scope that cannot be met for a model under test
     (:func:`~model_props.verdicts.scope.route`: e.g. an architecture verdict needs k >= 3 seeds)."""
-    from ..session.evidence import route_for
+    from ..session.routes import route_for
 
     for name in store.settings.models or store.profile.references:
         route_for(store, name)
@@ -202,7 +202,7 @@ def _expectation_mark(store, claim, model: str):
     """A strict ``xfail(raises=ClaimContradicted)`` where the reviewed expectation snapshot holds a part of the claim
     contradicted on ``model``, judged from the study; None otherwise. Read from the snapshot only: every other
     expectation, and this one's other parts, are asserted by the test itself."""
-    from ..session.evidence import route_for
+    from ..session.routes import route_for
     from ..verdicts import ClaimContradicted
 
     snapshot = store.snapshot

@@ -32,7 +32,6 @@ from ..measurements.registry import REPORT_KINDS
 from ..verdicts import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, judge, point_value
 from ..verdicts.evidence import PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
-from ..verdicts.scope import Route, route
 from ..verdicts.snapshot import snapshot_name, update_command
 from .canaries import judged_study
 from .inputs import too_few
@@ -40,10 +39,11 @@ from .live import SWITCH, listed, not_live
 from .pairs import pair_reports, sample_size
 from .pretrained import FolderData
 from .reproduction import live_checks
+from .routes import route_of
 from .store import ModelStore
 from .tested import ModelUnderTest
 
-__all__ = ["Judgement", "judge_claim", "route_of", "sequential"]
+__all__ = ["Judgement", "judge_claim", "sequential"]
 
 
 @dataclass
@@ -242,20 +242,6 @@ def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Eviden
 
     seeds = tuple(range(len(replicas)))
     return Evidence(claim, tested.name, "architecture", {p.name: part_evidence(p) for p in claim.parts}, seeds)
-
-
-def route_for(store: ModelStore, name: str, *, stand_in: bool = False, scope: str | None = None) -> Route:
-    """How the model ``name`` is judged in this session (:func:`~model_props.verdicts.scope.route`): the one place
-    that reads the rule's arguments (the session's scope, the model's checkpoints, the profile and its study)."""
-    s = store.settings
-    return route(scope or s.scope, name, checkpoints=len(s.checkpoints.get(name, ())),
-                 reference=name in store.profile.recipes, has_study=store.study is not None,
-                 stand_in=stand_in)  # fmt: skip
-
-
-def route_of(store: ModelStore, tested: ModelUnderTest, *, stand_in: bool = False, scope: str | None = None) -> Route:
-    """How ``tested`` is judged in this session (:func:`route_for`; a mutant stands in for its base)."""
-    return route_for(store, tested.name, stand_in=stand_in or tested.mutation is not None, scope=scope)
 
 
 def _expected(store: ModelStore, claim: Claim, model: str) -> Expected:

@@ -19,9 +19,9 @@ from ..training.loop import Checkpoint, estimate_training_seconds, training_spli
 from ..training.recipes import Recipe
 from ..verdicts.family import family
 from ..zoo.pretrained import parse_pretrained
-from .evidence import route_for
 from .live import not_live_report
 from .pairs import independent_runs
+from .routes import route_for
 from .store import ModelStore
 from .tasks import Request, measure_report
 
