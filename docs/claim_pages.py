@@ -118,7 +118,6 @@ def _why(outcome: PartOutcome) -> str:
     e, part = outcome.estimate, outcome.part
     if e is None or outcome.verdict == "skipped":
         return f"not measured: {outcome.reason}"
-    interval = "the interval"
     if part.direction == "within":
         margin = f"±{abs(part.threshold):g}"
         where = {"supported": f"lies inside {margin}", "contradicted": f"lies outside {margin}"}
@@ -129,11 +128,11 @@ def _why(outcome: PartOutcome) -> str:
         where = {"supported": f"lies {claimed} {part.threshold:g}", "contradicted": f"lies {other} {part.threshold:g}"}
         side = f"contains {part.threshold:g}"
     if outcome.verdict in where:
-        return f"{interval} {where[outcome.verdict]}, so {outcome.verdict}."
+        return f"the interval {where[outcome.verdict]}, so {outcome.verdict}."
     mde = outcome.minimum_detectable_effect
     edge = "the margin's edge" if part.direction == "within" else f"{part.threshold:g}"
     power = f"; with 80 % power this study decides an estimate {mde:.3g} or more from {edge}" if mde is not None else ""
-    return f"{interval} {side}, so inconclusive{power}."
+    return f"the interval {side}, so inconclusive{power}."
 
 
 def _verdicts(claim: Claim, study: SeedStudy, snapshot: Snapshot) -> list[str]:
@@ -151,9 +150,9 @@ def _verdicts(claim: Claim, study: SeedStudy, snapshot: Snapshot) -> list[str]:
             cell = ""
     if not rows:
         return ["## Verdicts on the references", "", "The seed study evaluates it on no reference.", ""]
+    level = " or ".join(sorted(levels)) + " " if levels else ""  # none where no part was measured
     return ["## Verdicts on the references", "", f"Over the seed study's {len(study.seeds)} seeds: the snapshot's "
-            "verdict (what the claim tests assert), the estimate and its " + "".join(f"{x} " for x in sorted(levels))
-            + "interval, and why.", "",
+            f"verdict (what the claim tests assert), the estimate and its {level}interval, and why.", "",
             "| reference (its verdict) | part | verdict | value [interval] | why |",
             "|---|---|---|---|---|", *rows, ""]  # fmt: skip
 
