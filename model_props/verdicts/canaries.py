@@ -157,12 +157,16 @@ class CanaryRecord:
             n for n, h in self.recipes.items() if n not in profile.recipes or recipe_data(profile.recipes[n]) != h
         }
 
-        def trained_moved(n: str, on: Mapping[str, Any] | None) -> list[str]:
-            if n not in self.training or n not in now["recipes"]:
-                return []
-            return [f"{c} {k.replace('_', ' ')} {why}" for c, per in self.training[n].items() for k, rec in per.items()
-                    if (why := _moved(rec, now["recipes"].get(n, {}).get(c, {}).get(k),
-                                      (on or {}).get(n, {}).get(c, {}).get(k, ...)))]  # fmt: skip
+        def trained_moved(on: Mapping[str, Any]) -> dict[str, list[str]]:
+            """Per recipe, how its training canaries left their margin, around the record's first seed or, where
+            ``on`` holds it, this machine kind's reference."""
+            return {n: [f"{c} {k.replace('_', ' ')} {why}" for c, per in ckpts.items() for k, rec in per.items()
+                        if (why := _moved(rec, now["recipes"].get(n, {}).get(c, {}).get(k),
+                                          on.get(n, {}).get(c, {}).get(k, ...)))]
+                    for n, ckpts in self.training.items() if n in now["recipes"]}  # fmt: skip
+
+        by_record = trained_moved({})
+        by_reference = trained_moved(ref["training"]) if ref["training"] else by_record
 
         for cid, parts in self.claims.items():
             if cid not in now["claims"]:  # a canary run of some claims only (``only``) judges those
@@ -175,7 +179,7 @@ class CanaryRecord:
                     continue
                 values = now["claims"].get(cid, {}).get("parts", {}).get(part, {}).get("values", {})
                 for model in [*models, *([declared.partner] if declared.partner and models else [])]:  # a pair's other
-                    trained = trained_moved(model, ref["training"] if on is not None else None)
+                    trained = (by_reference if on is not None else by_record).get(model)
                     then = on[part].get(model, ...) if on is not None else ...  # this machine kind's reference
                     why = _moved(models[model], values.get(model), then) if model in models else None
                     if model in changed:
