@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cache import atomic_write
 from ..claims import get_claim, list_claims
 from ..errors import StudyError
 from ..provenance import provenance
@@ -143,7 +144,7 @@ def record_machine(settings: Settings) -> Path:
         reference["provenance"] = provenance("cpu")
     data = json.loads(Path(record.source).read_text())
     data["machines"] = {**data.get("machines", {}), machine: reference}
-    Path(record.source).write_text(json.dumps(data, indent=1) + "\n")
+    atomic_write(Path(record.source), lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
     print(f"{machine}: the canaries of {len(reference['claims'])} of {len(record.claims)} claims kept as this kind's "
           f"reference (the others' code is not the recording code's)", flush=True)  # fmt: skip
     return Path(record.source)

@@ -24,7 +24,6 @@ any of its shards, on any machine, and every shard records where it was built (t
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..cache import atomic_write
 from ..claims import get_claim, list_claims
 from ..errors import StudyError
 from ..provenance import commit, provenance
@@ -75,11 +75,8 @@ def _changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
 
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically (a killed build leaves no half shard)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(partial, path)
+    """Write JSON atomically (:func:`~model_props.cache.atomic_write`: a killed build leaves no half shard)."""
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
 
 
 @dataclass(frozen=True)
@@ -172,9 +169,9 @@ def plan_generation(settings: Settings, name: str, seeds: Sequence[int]) -> Gene
         and record is not None
         and set(study.seeds) <= set(seeds)
         and record.recipes == data["recipes"]
+        and not any(study.stale(c, settings.profile_data) for c in list_claims())
     ):
-        if not [c for c in list_claims() if study.stale(c, settings.profile_data)]:
-            base = study.identity
+        base = study.identity
     plan = {"schema_version": GENERATION_SCHEMA, "profile": settings.profile, "generation": name,
             "seeds": list(seeds), "base": base, "planned": date.today().isoformat(), "data": data}  # fmt: skip
     _write(path / _PLAN, plan)
@@ -209,10 +206,9 @@ def build_shard(settings: Settings, seed: int, name: str | None = None, threads:
     return path
 
 
-def _shard_moved(settings: Settings, shard: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Where a shard's canaries leave the study's canary record (as a session judges code; on another machine kind
-    only where the shard's code also differs from the recording code's)."""
-    record = load_canaries(settings.profile, settings.recipes.user_dir)
+def _shard_moved(settings: Settings, record: CanaryRecord | None, shard: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Where a shard's canaries leave the study's canary ``record`` (as a session judges code; on another machine
+    kind only where the shard's code also differs from the recording code's)."""
     if record is None:
         return {ALL: ["the study has no canary record to judge shards by"]}
     machine = machine_kind(shard["provenance"]["machine"])
@@ -245,8 +241,9 @@ def assemble(settings: Settings, name: str | None = None) -> Path:
     problems = generation.problems(settings)
     if generation.base_seeds and (study is None or study.identity != generation.plan["base"]):
         problems.append(f"the study it takes seeds {generation.base_seeds} from is no longer the active one")
+    record = load_canaries(settings.profile, settings.recipes.user_dir)
     for seed, shard in generation.shards.items():
-        moved = _shard_moved(settings, shard)
+        moved = _shard_moved(settings, record, shard)
         problems += [f"seed-{seed}.json's canaries moved for {cid}: {'; '.join(r)}" for cid, r in moved.items()]
     if problems:
         raise StudyError(f"cannot assemble {generation.name}: {'; '.join(problems)}")
@@ -260,14 +257,13 @@ def assemble(settings: Settings, name: str | None = None) -> Path:
     data = study_data(settings, seeds, merge_seeds(per_seed, settings), generation=generation.name, provenance=made)
     path = write_study(settings, data, _folder(settings).parents[1] / f"{settings.profile}-seeds.json")
     record_path = path.parent / f"{settings.profile}-canaries.json"
-    record = json.loads(record_path.read_text())
-    record["study"] = {"date": data["date"], "seeds": seeds}
-    judge = CanaryRecord.from_json(record)
+    moved_over = json.loads(record_path.read_text())
+    moved_over["study"] = {"date": data["date"], "seeds": seeds}
     for shard in generation.shards.values():  # a shard built on a machine kind the record lacks is its reference
         kind = machine_kind(shard["provenance"]["machine"])
-        if kind != judge.machine and kind not in record.setdefault("machines", {}):
-            record["machines"][kind] = {**judge.reference(kind, shard["canaries"], shard["code"]),
-                                        "provenance": shard["provenance"]}  # fmt: skip
-    _write(record_path, record)
+        if record is not None and kind != record.machine and kind not in moved_over.setdefault("machines", {}):
+            moved_over["machines"][kind] = {**record.reference(kind, shard["canaries"], shard["code"]),
+                                            "provenance": shard["provenance"]}  # fmt: skip
+    _write(record_path, moved_over)
     compare_snapshot(settings, update=True)
     return path
