@@ -120,7 +120,8 @@ def user_errors() -> Iterator[None]:
     except NotApplicable:
         raise
     except ModelPropsError as exc:
-        pytest.fail(f"{type(exc).__name__}: {exc}", pytrace=False)
+        # from None: pytest shows a chained cause in full even with pytrace=False (the message three times per test)
+        raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
 
 
 @contextmanager

@@ -23,13 +23,14 @@ from ..training.profiles import Profile
 from ..training.recipes import MeasurementSettings, Recipe
 from ..verdicts.snapshot import Snapshot, load_snapshot
 from ..verdicts.study import SeedStudy, load_study
-from ..zoo import build_model, check_model, load_checkpoint, parse_spec
+from ..zoo import build_model, check_model, parse_spec
 from ..zoo.pretrained import parse_pretrained
 from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
 from .samples import identity, sample_seed
 from .settings import Settings
 from .tested import ModelUnderTest, anatomy_on_cpu
+from .weights import load_user_checkpoint
 
 __all__ = ["ModelUnderTest", "ModelStore", "sample_seed"]  # ModelUnderTest: see .tested
 
@@ -269,7 +270,7 @@ class ModelStore:
         mean, std = self.channel_stats(data.name)
         model = build_model(recipe.model if recipe else spec, num_classes=data.num_classes, img_size=data.image_size,
                             arch_kwargs=recipe.arch if recipe else None, mean=mean, std=std)  # fmt: skip
-        load_checkpoint(model, path)
+        load_user_checkpoint(model, path)
         check_model(model)
         model.to(self.settings.device).eval()
         tested = ModelUnderTest(

@@ -64,6 +64,7 @@ def test_racing_writers_converge_on_one_whole_entry(tmp_path, round_):
     assert not list(tmp_path.glob(".*.tmp")), "the losing writer's temporary entry is gone"
 
 
+@pytest.mark.bad_input
 def test_a_read_only_cache_is_read_without_a_lock_and_a_write_there_is_one_line(tmp_path, monkeypatch):
     """A warm cache on a read-only mount: reading a dataset took its lock file for writing and failed with 349 lines
     (issue 61). The lock only saves work, so none is taken where nothing can be written; a write there says so."""

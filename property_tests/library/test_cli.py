@@ -43,6 +43,7 @@ def test_anatomy_prints_units(capsys, model_store):
     assert "msa       stage 3 depth 1.00" in out
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize("spec, message", [("nope", "unknown --model 'nope'"),
                                            ("timm:NOT_A_MODEL", "unknown timm model 'NOT_A_MODEL'")])  # fmt: skip
 def test_bad_model_is_one_line_and_exit_2_before_any_estimate(capsys, model_store, spec, message):

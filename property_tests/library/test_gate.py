@@ -141,6 +141,7 @@ def test_gating_claims_are_marked_gate(gate_project, user_module):
     )
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("table", "message"),
     [
@@ -198,6 +199,7 @@ def _known_failure() -> str:
     raise AssertionError("the smoke snapshot holds no claim contradicted on every reference: pick another case")
 
 
+@pytest.mark.bad_input
 def test_gating_on_a_known_failure_is_a_one_line_usage_error(gate_project, user_module):
     claim_id = _known_failure()
     result = gate_project(

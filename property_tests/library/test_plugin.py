@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]
 
@@ -43,165 +42,6 @@ def test_options_are_grouped_with_one_prefix(suite):
             "*--checkpoint=PATH*",
         ]
     )
-
-
-def test_unknown_model_is_a_usage_error(suite):
-    result = suite.runpytest("--model", "vitt")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        [
-            "*unknown --model 'vitt'; expected a reference name ('alternet', 'pit', 'resnet', 'swin', 'vit'), 'timm:NAME'*'package.module:factory'*"
-        ]
-    )
-    assert "Traceback" not in result.stderr.str()
-
-
-def test_checkpoints_must_pair_with_models(suite):
-    result = suite.runpytest("--model", "timm:resnet10t", "--checkpoint", "a.pt", "--checkpoint", "b.pt")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*got 2 --checkpoint for 1 --model; give one --checkpoint per --model, in order*"])
-
-
-def test_bad_device_is_a_usage_error(suite):
-    result = suite.runpytest("--claims-device", "tpu")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*device='tpu' (--claims-device or [[]tool.model_props[]] device); valid: 'cpu', 'cuda', 'cuda:N', 'mps'*"]
-    )
-
-
-@pytest.mark.parametrize("device", ["cuda", "cuda:7", "mps"])
-def test_a_device_this_machine_lacks_is_a_usage_error_in_one_line(suite, device):
-    """It printed one torch traceback per model (374 lines for --claims-device cuda on a CPU-only machine)."""
-    import torch
-
-    available = {"cuda": torch.cuda.device_count() > 0, "cuda:7": torch.cuda.device_count() > 7,
-                 "mps": torch.backends.mps.is_available()}  # fmt: skip
-    if available[device]:
-        pytest.skip(f"this machine has {device}")
-    result = suite.runpytest("--claims-device", device)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    expected = "has no usable MPS device" if device == "mps" else "CUDA device(s)"
-    result.stderr.fnmatch_lines([f"*device={device!r} (--claims-device or [[]tool.model_props[]] device): this torch *"
-                                 f"{expected}*; use 'cpu'*"])  # fmt: skip
-    assert "Traceback" not in result.stderr.str() and len(result.stderr.str().strip().splitlines()) <= 2
-
-
-@pytest.mark.parametrize(
-    "args, expected",
-    [
-        (["--claims-seed=-1"], "seed=-1 (--claims-seed or [[]tool.model_props[]] seed); valid: 0 or more"),
-        (["--claims-train-seed=-1"], "train_seed=-1 (--claims-train-seed or [[]tool.model_props[]] train_seed); valid: 0 or more"),
-        (["--claims-img-size=0"], "img_size=0 (--claims-img-size or [[]tool.model_props[]] img_size); valid: 1 or more"),
-        (["--claims-cache="], "cache='' is empty (--claims-cache or [[]tool.model_props[]] cache); valid: a folder, or leave the option out"),
-        (["--claims-cache=pyproject.toml"], "cache='*pyproject.toml' (--claims-cache or [[]tool.model_props[]] cache) is a file; valid: a folder*"),
-    ],
-    ids=["seed", "train-seed", "img-size", "empty-cache", "cache-a-file"],
-)  # fmt: skip
-def test_a_bad_value_is_a_usage_error_in_one_line_before_anything_trains(suite, args, expected):
-    """--claims-train-seed=-1 started training, --claims-seed=-1 failed four claims with a numpy traceback, an empty
-    --claims-cache made the working folder the cache, --claims-img-size=0 was ignored (issue 61)."""
-    suite.makefile(".toml", pyproject="[tool.other]\n")
-    result = suite.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*{expected}*"])
-    assert "Traceback" not in result.stderr.str() and "training" not in result.stdout.str()
-
-
-@pytest.mark.parametrize(
-    "args, expected",
-    [
-        (["--model", "timm:NOT_A_MODEL"], "unknown timm model 'NOT_A_MODEL'"),
-        (["--model", "no_such_package.nets:build"], "--model 'no_such_package.nets:build': cannot import 'build'*"),
-        (
-            ["--model", "vit", "--checkpoint", "missing.safetensors"],
-            "--checkpoint '*missing.safetensors' does not exist",
-        ),
-    ],
-    ids=["unknown-timm-name", "factory-not-importable", "missing-checkpoint"],
-)
-def test_a_bad_user_model_is_a_usage_error_before_the_references_train(suite, args, expected):
-    """On a cold cache these started training the references ("training 3 models, 2 at a time") before they said
-    what was wrong (issue 61): every user model is built, and every checkpoint loaded, before anything trains."""
-    result = suite.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*{expected}*"])
-    output = result.stdout.str() + result.stderr.str()
-    assert "Traceback" not in output and "training" not in output
-
-
-def test_a_data_root_no_model_reads_is_said(suite, tmp_path):
-    """--claims-data-root with models that read the generated dead leaves was ignored without a word (issue 61)."""
-    result = suite.runpytest(f"--claims-data-root={tmp_path}", "--collect-only", "-W", "default")
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*model-props: --claims-data-root * is not read: every model of this session reads*"])
-    quiet = suite.runpytest("--collect-only", "-W", "default")
-    assert "claims-data-root" not in quiet.stdout.str()
-
-
-def test_an_unreachable_scheduler_is_a_usage_error_even_with_nothing_to_train(suite, monkeypatch):
-    """It was ignored when nothing needed training, and fell back to training here after one line when something did
-    (issue 61): a scheduler given is reached at session start."""
-    import model_props.execution.backends as backends
-
-    monkeypatch.setattr(backends, "CONNECT_TIMEOUT_S", 1)
-    result = suite.runpytest("--claims-scheduler", "tcp://127.0.0.1:9", "--collect-only")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot reach the Dask scheduler at 'tcp://127.0.0.1:9' within 1 s*"])
-    assert "Traceback" not in result.stderr.str()
-
-
-@pytest.mark.parametrize(
-    "table, expected",
-    [
-        (
-            "[tool.model_props.recipes.vit]\nlr = -0.1\n",
-            "recipe 'vit' in profile 'smoke': lr=-0.1; valid: a learning rate above 0",
-        ),
-        (
-            "[tool.model_props.recipes.vit]\nmodel = 3\n",
-            "recipe 'vit' in profile 'smoke': model=3; valid: a reference's name*",
-        ),
-    ],
-    ids=["negative-lr", "model-not-a-string"],
-)
-def test_a_bad_recipe_field_is_a_usage_error_in_one_line(suite, table, expected):
-    """lr = -0.1 gave an 87-line optimizer traceback (issue 61)."""
-    suite.makefile(".toml", pyproject=table)
-    result = suite.runpytest()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*{expected}*"])
-    assert "Traceback" not in result.stderr.str()
-
-
-def test_nan_model_fails_in_one_line(inprocess: pytest.Pytester, tmp_path, model_store, user_module):
-    pytester = inprocess
-    pytester.makepyfile(test_it="def test_model(model_under_test):\n    assert model_under_test\n")
-    ckpt = tmp_path / "nan.pt"
-    torch.save({"fc.weight": torch.zeros(10, 3), "fc.bias": torch.zeros(10)}, ckpt)
-    result = pytester.runpytest_inprocess(
-        "--model",
-        f"{user_module}:nan",
-        "--checkpoint",
-        str(ckpt),
-        "-k",
-        user_module,
-        f"--claims-cache={model_store.settings.cache_dir}",
-    )
-    assert result.ret == pytest.ExitCode.USAGE_ERROR  # checked when the session starts, before anything trains
-    result.stderr.fnmatch_lines(["*model 'usermodels:nan' output has 20 non-finite values (NaN/inf) out of 20*"])
-    assert "Traceback" not in result.stdout.str() + result.stderr.str()
-
-
-def test_missing_dataset_fails_in_one_line(inprocess: pytest.Pytester, tmp_path):
-    pytester = inprocess
-    pytester.makepyfile(test_it="def test_data(dataset):\n    assert dataset\n")
-    result = pytester.runpytest(
-        "--claims-profile", "paper", f"--claims-cache={tmp_path}", f"--claims-data-root={tmp_path / 'nowhere'}"
-    )
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*DatasetError: dataset='cifar100' not found under --claims-data-root=*offline*"])
-    assert "Traceback" not in result.stdout.str()
 
 
 def test_claim_test_writes_allure_labels_attachments_and_summary(allure_run):
@@ -268,24 +108,6 @@ def test_pyproject_table_configures_the_session(suite):
     result = suite.runpytest("--collect-only", "-q", "--model", "mypkg.nets:build")  # the command line wins
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["test_models.py::test_model[[]mypkg.nets:build[]]", "1 test collected*"])
-
-
-def test_unknown_table_key_lists_the_valid_ones(suite):
-    suite.makepyprojecttoml('[tool.model_props]\nmodles = ["vit"]\n')
-    result = suite.runpytest("--collect-only")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        [
-            "*[[]tool.model_props]: unknown keys [[]'modles']; valid: 'cache', 'checkpoints', 'data_root', 'device',*'models',*"
-        ]
-    )
-
-
-def test_table_value_of_the_wrong_type_is_named(suite):
-    suite.makepyprojecttoml('[tool.model_props]\nmodels = "vit"\n')
-    result = suite.runpytest("--collect-only")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*models='vit' must be a list (model specs under test)*"])
 
 
 def test_users_recipes_folder_adds_profiles(suite, tmp_path):

@@ -358,6 +358,7 @@ def test_too_few_images_for_a_statistic_skip_its_part_naming_the_value_that_woul
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.bad_input
 def test_a_folder_that_names_no_label_is_one_usage_error_before_any_test(inprocess, weights, tmp_path):
     root = tmp_path / "images"
     _jpegs(root / "val", classes=("n01440764", "not-a-label"))
@@ -370,6 +371,7 @@ def test_a_folder_that_names_no_label_is_one_usage_error_before_any_test(inproce
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("versus", "says"),
     [("nonsense", "give REF=SPEC"), ("resnext=timm:test_resnet@pretrained", "not recipes of profile 'smoke'")],

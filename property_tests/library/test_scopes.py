@@ -50,6 +50,7 @@ def test_one_checkpoint_gets_a_verdict_about_those_weights(inprocess, model_stor
     assert "about these weights" in record["about"]
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("pattern", "scope", "message"),
     [
@@ -67,6 +68,7 @@ def test_a_scope_that_cannot_be_met_is_a_usage_error(inprocess, model_store, see
     assert "Traceback" not in result.stderr.str()
 
 
+@pytest.mark.bad_input
 def test_a_seed_of_another_architecture_is_named(inprocess, model_store, seeds):
     save_file(dict(model_store.get("vit").model.net.state_dict()), str(seeds / "seed2.safetensors"))
     result = _run(inprocess, model_store, "--model", "resnet", f"--checkpoint={seeds}/seed*.safetensors", "-k", CLAIM)
