@@ -3,20 +3,22 @@
     python docs/check_site.py SCREENSHOTS_DIR [--site DIR]
 
 builds the site (``mkdocs build --strict``) into a temporary folder, or reads an already built ``--site``, opens
-Home, one claim's page, the API page, the options page and the results page (the widest tables), and checks
-on each:
+at 1280 px wide Home, Getting started, one claim's page, the API, options, results, your-model, verdicts and gate
+pages (the widest tables and outputs), and checks on each:
 
 - no raw Sphinx role (``:class:``, ``:func:``, ``:mod:``, ``:meth:``, ...) in the text a reader sees;
 - no table cell whose content overflows it, and no table clipped: a table wider than its column sits in a box that
   scrolls sideways;
+- no code block or table wider than its box without the visible hint above it that it scrolls sideways
+  (``javascripts/scroll_hint.js``), and no key output (the verdict table, a claim's failure message) wider than its
+  box at all;
 - no code in a table cell (a claim id, a command) broken across lines;
 - every screenshot in a paragraph of its own links to its full-size image;
 - no request to another host: Playwright drives the system Chromium (Debian's ``chromium``, nothing downloaded,
   as in ``property_tests/library/test_html_report.py``), and every request other than ``file:``, ``data:`` and
   ``blob:`` is recorded and refused.
 
-It writes one screenshot per page (``home.png``, ``claim.png``, ``api.png``, ``options.png``, ``results.png``) into
-SCREENSHOTS_DIR, prints what it found per page and exits 1 if anything is found.
+It writes one screenshot per page (``home.png``, ``getting-started.png``, ``claim.png``, ...) into SCREENSHOTS_DIR, prints what it found per page and exits 1 if anything is found.
 """
 
 from __future__ import annotations
@@ -30,11 +32,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = ("file:", "data:", "blob:")
+WIDTH = 1280  # the narrowest common laptop window the key outputs must fit
+KEY_OUTPUTS = ["model-props: claim verdicts", "ClaimContradicted"]  # text that marks a code block as a key output
 
 # Runs in the page: what a reader would find wrong, as a list of strings.
 FINDINGS_JS = r"""
-() => {
+(keyOutputs) => {
   const found = [];
+  const hinted = (host) => {
+    const hint = host.previousElementSibling;
+    return hint !== null && hint.classList.contains("scroll-hint") && hint.getClientRects().length > 0;
+  };
+  document.querySelectorAll("article pre > code").forEach((code, i) => {
+    if (code.clientWidth === 0 || code.scrollWidth <= code.clientWidth + 1) return;
+    const name = `code block ${i + 1} (${code.innerText.trim().replace(/\s+/g, " ").slice(0, 40)})`;
+    const wide = `${code.scrollWidth} px wide in ${code.clientWidth} px`;
+    if (keyOutputs.some((key) => code.innerText.includes(key))) found.push(`${name}: a key output, ${wide}`);
+    else if (!hinted(code.parentElement)) found.push(`${name}: ${wide}, without a scroll hint`);
+  });
   const text = document.querySelector("article")?.innerText ?? document.body.innerText;
   for (const m of text.matchAll(/:(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):`?\S*/g)) {
     found.push(`raw role: ${m[0].slice(0, 60)}`);
@@ -59,6 +74,9 @@ FINDINGS_JS = r"""
     const column = document.querySelector("article").getBoundingClientRect();
     const scrolls = parent && parent.tagName !== "ARTICLE";
     if (!scrolls && box.right > column.right + 1) found.push(`${name}: clipped, wider than its column`);
+    if (scrolls && parent.scrollWidth > parent.clientWidth + 1 && !hinted(parent)) {
+      found.push(`${name}: ${parent.scrollWidth} px wide in ${parent.clientWidth} px, without a scroll hint`);
+    }
   });
   document.querySelectorAll("article p > img").forEach((img) => {
     if (img.parentElement.childNodes.length === 1) found.push(`screenshot without a full-size link: ${img.src}`);
@@ -74,16 +92,13 @@ def build(folder: Path) -> None:
 
 
 def pages(site: Path) -> dict[str, Path]:
-    """The pages to read: Home, one claim's page (the first, else the catalogue), the API, options and results
-    pages (results: the widest tables)."""
+    """The pages to read: Home, Getting started, one claim's page (the first, else the catalogue), and the pages
+    with the widest tables and outputs."""
     claims = sorted(p for p in (site / "claims").glob("*/index.html"))
-    return {
-        "home": site / "index.html",
-        "claim": claims[0] if claims else site / "claims" / "index.html",
-        "api": site / "api" / "index.html",
-        "options": site / "options" / "index.html",
-        "results": site / "results" / "index.html",
-    }
+    found = {"home": site / "index.html", "claim": claims[0] if claims else site / "claims" / "index.html"}
+    for name in ("getting-started", "api", "options", "results", "your-model", "verdicts", "gate"):
+        found[name] = site / name / "index.html"
+    return found
 
 
 def refusing_remote(requests: list[str]):
@@ -110,7 +125,7 @@ def check(site: Path, shots: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
         for name, page_file in pages(site).items():
             if not page_file.exists():
                 found[name] = [f"no page {page_file.relative_to(site)}"]
@@ -119,7 +134,9 @@ def check(site: Path, shots: Path) -> dict[str, list[str]]:
             page = context.new_page()
             page.route("**/*", refusing_remote(requests))
             page.goto(page_file.as_uri(), wait_until="load")
-            found[name] = page.evaluate(FINDINGS_JS) + [f"request to another host: {url}" for url in requests]
+            found[name] = page.evaluate(FINDINGS_JS, KEY_OUTPUTS) + [
+                f"request to another host: {url}" for url in requests
+            ]
             page.screenshot(path=str(shots / f"{name}.png"))
             page.close()
         browser.close()

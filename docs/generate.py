@@ -97,8 +97,8 @@ def verdicts() -> str:
                 differs = "" if now[name].verdict == verdict else f" (study now: {now[name].verdict})"
                 parts.append(f"{name} {claim_pages.SHORT[verdict]}{value}{differs}")
             decided = [v for v in expected.parts.values() if v != "skipped"]
-            overall = min(decided, key=priority.__getitem__) if decided else "skipped"
-            cells.append(f"**{overall}**: " + "; ".join(parts) if parts else "skipped")
+            overall = min(decided, key=priority.__getitem__) if decided else "-"
+            cells.append(f"**{overall}**: " + "; ".join(parts) if parts else "-")  # "-": does not apply
         lines.append(f"| `{claim.id}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n\n" + stamps.study_stamp()
 
@@ -538,7 +538,19 @@ def run_times() -> str:
     else:
         text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
     runs = (("cold", "cold"), ("warm", "warm"), ("train", "train"), ("cold_all", "cold-all"))
-    return text + ". " + " ".join(stamps.stamp("run_times.json", k, args=a) for k, a in runs if k in data)
+    said: dict[str, list[str]] = {}  # entries stamped alike (measured by one command) share one sentence
+    for key, args in runs:
+        if key in data:
+            sentence = stamps.stamp("run_times.json", key, args=args)
+            said.setdefault(sentence.removeprefix(f"The `{key}` entry was"), []).append(f"`{key}`")
+    return (
+        text
+        + ". "
+        + " ".join(
+            f"The {' and '.join(keys)} {'entry was' if len(keys) == 1 else 'entries were'}{rest}"
+            for rest, keys in said.items()
+        )
+    )
 
 
 def cold_phases() -> str:
@@ -599,7 +611,7 @@ def readme_verdicts() -> str:
         for model in references:
             expected = snapshot.expected(claim, model)
             decided = [v for v in expected.parts.values() if v != "skipped"] if expected else []
-            cells.append(min(decided, key=priority.__getitem__) if decided else "-" if expected is None else "skipped")
+            cells.append(min(decided, key=priority.__getitem__) if decided else "-")  # "-": does not apply
         lines.append(f"| {claim.number} | `{claim.id}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

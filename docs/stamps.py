@@ -20,11 +20,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 
-__all__ = ["stamp", "study_stamp"]
+__all__ = ["benchmark_provenance", "stamp", "study_stamp"]
 
 
 @functools.cache
-def _benchmark_provenance() -> Any:
+def benchmark_provenance() -> Any:
     """``benchmarks/provenance.py``, loaded from its file (``benchmarks/`` is scripts, not a package)."""
     spec = importlib.util.spec_from_file_location("benchmark_provenance", ROOT / "benchmarks" / "provenance.py")
     assert spec is not None and spec.loader is not None
@@ -71,7 +71,7 @@ def stamp(results_file: str, entry: str | None = None, args: str = "") -> str:
     if not recorded.get("code"):
         return sentence + (" It predates code stamps, so whether the code it measures changed since is unknown; "
                            f"re-measure with `{command}`.")  # fmt: skip
-    now = _benchmark_provenance().code_hash(ROOT / script, recorded.get("runs", []))
+    now = benchmark_provenance().code_hash(ROOT / script, recorded.get("runs", []))
     if now != recorded["code"]:
         return sentence + f" The code it measures changed since; re-measure with `{command}`."
     return sentence

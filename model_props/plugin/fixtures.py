@@ -74,7 +74,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
             with state.user_errors():
                 judgement = judge_claim(model_store, claim, tested, substitutes=substitutes, scope=scope)
         except NotApplicable as exc:
-            allure_title(claim, tested.name, "not applicable")
+            allure_title(claim, tested.name, "does not apply")
             if record:
                 props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
             pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")

@@ -151,7 +151,8 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     """Claims x models, each cell the verdict (``differs``: a part differs from the expectation snapshot), the
-    decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), as aligned text lines."""
+    decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), ``-`` where the claim does not
+    apply (its test skipped), as aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))
     claims = list(dict.fromkeys(r["claim"] for r in results))
@@ -159,7 +160,7 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
 
     def fmt(r):
         if r is None:
-            return ""
+            return "-"  # the claim does not apply (its test was skipped, so nothing was recorded)
         scope = {"architecture": f" a{r.get('k')}", "checkpoint": " c"}.get(r.get("scope") or "", "")
         word = MISMATCH if r.get("mismatches") else SHORT[r["verdict"]]
         return word + (f" {r['value']:+.3g}{scope}" if r.get("value") is not None else "")

@@ -35,7 +35,7 @@ UNTRAINED_RESNET_TEST = textwrap.dedent("""
         assert "leaves the feature map exactly as it was on every image" in part.degenerate  # says why, not "more data"
         assert "DEGENERATE" in part.describe() and part.minimum_detectable_effect is None
 """)
-# the packaged suite's tests of one claim (supported on vit in every seed of the smoke study, not applicable to
+# the packaged suite's tests of one claim (supported on vit in every seed of the smoke study, does not apply to
 # resnet), and of a disagreement between papers on vit: Bai et al. against Park & Kim's claim 16
 ALLURE_RUN_SUITE = "(msa-lowpass and (vit or resnet)) or ((same-recipe or msa-adversarial) and vit)"
 

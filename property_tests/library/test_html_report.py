@@ -46,7 +46,7 @@ def test_html_report_shows_claims_verdicts_models_and_figures(allure_run, reques
     by_name = {v["name"]: k for k, v in results.items()}
     title = f"{CLAIMS} [vit]: supported (architecture scope)"
     assert title in by_name, sorted(by_name)
-    assert f"{CLAIMS} [resnet]: not applicable" in by_name
+    assert f"{CLAIMS} [resnet]: does not apply" in by_name
     shot = Path(request.config.invocation_params.dir) / "reports" / "html-report.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:

@@ -45,17 +45,35 @@ def test_the_built_site_reads_as_a_user_would_see_it(check_site, tmp_path):
     site = tmp_path / "site"
     check_site.build(site)
     found = check_site.check(site, tmp_path / "shots")
-    assert set(found) == {"home", "claim", "api", "options", "results"}
+    assert set(found) == {
+        "home",
+        "getting-started",
+        "claim",
+        "api",
+        "options",
+        "results",
+        "your-model",
+        "verdicts",
+        "gate",
+    }
     assert check_site.pages(site)["claim"].parent.parent == site / "claims", "a claim's own page, not the catalogue"
     assert {name: problems for name, problems in found.items() if problems} == {}
     assert all((tmp_path / "shots" / f"{name}.png").stat().st_size > 10_000 for name in found)
 
 
-def test_the_check_finds_a_raw_role_a_clipped_table_and_a_missing_page(check_site, tmp_path):
+def test_the_check_finds_a_raw_role_a_clipped_table_wide_outputs_and_a_missing_page(check_site, tmp_path):
     wide = "<table><tr>" + f"<td><code>{'x' * 80}</code></td>" * 20 + "</tr></table>"  # unbreakable, 20 x 80 chars
-    page = f"<html><body><article><p>See :class:`Claim`.</p>{wide}</article></body></html>"
+    scrolls = '<pre style="width: 600px"><code style="display: block; overflow-x: auto">{}</code></pre>'
+    output = scrolls.format("y " * 10 + "y" * 400)  # wider than its box, with no hint above it
+    hinted = '<div class="scroll-hint">scroll</div>' + scrolls.format("z" * 400)
+    key = scrolls.format("== model-props: claim verdicts == " + "v" * 400)  # a key output must fit, hint or not
+    page = f"<html><body><article><p>See :class:`Claim`.</p>{wide}{output}{hinted}{key}</article></body></html>"
     (tmp_path / "index.html").write_text(page)
     found = check_site.check(tmp_path, tmp_path / "shots")
     assert any(p.startswith("raw role: :class:`Claim`") for p in found["home"]), found["home"]
     assert any("clipped, wider than its column" in p for p in found["home"]), found["home"]
+    assert any(p.startswith("code block 1 (y y y") and p.endswith("without a scroll hint") for p in found["home"])
+    assert not any(p.startswith("code block 2") for p in found["home"]), "a hinted wide block is fine"
+    assert any(p.startswith("code block 3 (== model-props: claim verdicts") and "a key output" in p
+               for p in found["home"]), found["home"]  # fmt: skip
     assert found["api"] == ["no page api/index.html"]

@@ -106,3 +106,42 @@ def test_the_study_stamp_names_its_date_machine_and_whether_its_data_matches():
     assert f"measured on {study.date} on {study.provenance['machine']['cpu']}" in said
     assert ("measurement settings match the profile" in said) != ("no longer match" in said)
     assert "judged by the study's canaries" in said or "no longer match" in said
+
+
+def _gen_site(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "docs"))  # gen_site imports stamps as the docs generator does
+    return importlib.import_module("gen_site")
+
+
+def test_a_quickstart_output_says_when_the_code_it_shows_changed(monkeypatch, tmp_path):
+    gen_site = _gen_site(monkeypatch)
+    now = PROVENANCE.code_hash(ROOT / "benchmarks" / "quickstart.py", PROVENANCE.PYTEST_RUNS)
+    header = "## run: default | command: pytest | note: n | commit: abc | date: d | machine: m | cache: warm"
+    for code, says in [(f" | code: {now}", ""), (" | code: 0123456789abcdef", "The code this output shows changed"),
+                       ("", "This output predates code stamps")]:  # fmt: skip
+        (tmp_path / "out.txt").write_text(f"# title\n{header}{code}\nline\n")
+        changed = gen_site.runs(tmp_path / "out.txt")["default"].changed()
+        assert changed.strip().startswith(says) and (says or not changed), changed
+        assert not says or "re-capture with `python benchmarks/quickstart.py`" in changed
+
+
+def test_a_wide_terminal_table_is_split_into_tables_that_fit_with_every_cell(monkeypatch):
+    gen_site = _gen_site(monkeypatch)
+    cells = [[f"claim-{r}"] + [f"c{r}{m}" * (1 + (r + m) % 4) for m in range(5)] for r in range(6)]
+    cells.insert(0, ["claim", "alternet", "pit", "resnet", "swin", "vit"])
+    widths = [max(len(row[i]) for row in cells) for i in range(6)]
+    lines = ["  ".join(f"{c:{w}s}" for c, w in zip(row, widths)).rstrip() for row in cells]
+    parts = gen_site.split_columns(lines, width=40)
+    assert len(parts) > 1 and all(len(line) <= 40 for part in parts for line in part)
+    for r, row in enumerate(cells):  # every part starts with the row's first cell; together they hold every cell
+        assert [part[r].split()[0] for part in parts] == [row[0]] * len(parts)
+        assert [c for part in parts for c in part[r].split()[1:]] == row[1:]
+
+
+def test_a_long_failure_line_wraps_under_its_prefix_and_keeps_every_word(monkeypatch):
+    gen_site = _gen_site(monkeypatch)
+    line = "E           [accuracy] inconclusive: " + " ".join(f"word{i}" for i in range(60))
+    wrapped = gen_site.wrapped(line, width=80)
+    assert len(wrapped) > 1 and all(len(part) <= 80 for part in wrapped)
+    assert all(part.startswith(" " * 12 + "↪ ") for part in wrapped[1:])
+    assert " ".join(part.replace("↪", "").strip() for part in wrapped).split() == line.split()
