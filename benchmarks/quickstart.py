@@ -24,7 +24,7 @@ from provenance import PYTEST_RUNS, record
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "quickstart-output.txt"
 FAILING = "park2022.alternet-beats-resnet-alternet"  # a reference's known failure: the snapshot holds it contradicted
-PROGRESS = re.compile(r"^[.sxXIEFf]+\s*\[\s*\d+%\]$")
+PROGRESS = re.compile(r"^(\S+\.py )?[.sxXIEFf]+\s*\[\s*\d+%\]$")  # a test file's first line names it
 SECTION = re.compile(r"^=+ (.*?) =+$")
 
 
