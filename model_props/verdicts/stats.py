@@ -49,7 +49,7 @@ from ..claims.base import Direction
 __all__ = [
     "Direction", "Verdict", "Scope", "Repeated", "Estimate", "N_BOOT", "MIN_SEEDS", "POWER", "bootstrap",
     "bootstrap_two_sample", "resamples", "t_interval", "paired_interval", "welch_interval", "decide", "holm",
-    "contradiction_p", "settle_point", "effect_origin",
+    "contradiction_p", "settle_point", "effect_origin", "finite_values",
 ]  # fmt: skip
 
 Verdict = Literal["supported", "contradicted", "inconclusive"]
@@ -188,14 +188,15 @@ def _array(values: Sequence[float | None]) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
-def _defined(values: Sequence[float | None]) -> tuple[np.ndarray, int]:
+def finite_values(values: Sequence[float | None]) -> tuple[np.ndarray, int]:
+    """The finite values of per-seed estimates (None, NaN and inf are undefined), and how many were dropped."""
     arr = _array(values)
     return arr[np.isfinite(arr)], int((~np.isfinite(arr)).sum())
 
 
 def t_interval(values: Sequence[float | None], *, level: float = 0.95, method: str = "t over seeds") -> Estimate:
     """Student's t interval of the mean of per-seed estimates (undefined ones dropped and counted)."""
-    x, dropped = _defined(values)
+    x, dropped = finite_values(values)
     if len(x) < 2:
         raise ValueError(f"a t interval needs at least 2 defined per-seed values, got {len(x)}")
     mean = float(x.mean())
@@ -220,8 +221,8 @@ def paired_interval(a: Sequence[float | None], b: Sequence[float | None], *, lev
 def welch_interval(a: Sequence[float | None], b: Sequence[float | None], *, level: float = 0.95) -> Estimate:
     """Welch's interval of mean(a) - mean(b) for two independent groups of per-seed estimates (groups that share
     nothing: no seed index, no sample)."""
-    x, dropped_a = _defined(a)
-    y, dropped_b = _defined(b)
+    x, dropped_a = finite_values(a)
+    y, dropped_b = finite_values(b)
     if min(len(x), len(y)) < 2:
         raise ValueError(f"Welch's interval needs at least 2 defined values per group, got {len(x)} and {len(y)}")
     res = sps.ttest_ind(x, y, equal_var=False)
