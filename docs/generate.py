@@ -586,8 +586,10 @@ def new_checkpoint() -> str:
     trained = run.get("models_trained")
     said = "" if trained is None else (f"; it trained {len(trained)} models in the test process" if trained else
                                        "; it trained no model")  # fmt: skip
+    outcome = (f'; its tests: "{_outcome(run)}" (on a model of yours a claim that is not supported fails its test, an '
+               "inconclusive one included)") if run.get("outcome") else ""  # fmt: skip
     return (f"With the references cached, it took {run['seconds']:.0f} s for new weights of the smoke ViT on 2 CPU "
-            f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked}{said} "
+            f"cores ({_at(run)}), {attacks:.0%} of it the adversarial attacks{looked}{said}{outcome} "
             "(`benchmarks/RESULTS.md`). " + stamps.stamp("run_times.json", "new_checkpoint", args="checkpoint"))  # fmt: skip
 
 
