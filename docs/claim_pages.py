@@ -79,8 +79,12 @@ def _report_image(claim: Claim) -> list[str]:
     run, shown = record["run"], record["claims"][claim.id]
     figure = f" and its figure `{shown['figure']}`" if shown["figure"] else " (it has no figure)"
     link = "the whole result" if shown["full"] else "the image at full size"
-    badge = (" Allure files a known failure (a strict xfail: contradicted, as the expectation snapshot holds) under "
-             "its *Skipped* status, in the category *Known failures*." if ": contradicted" in shown["result"] else "")
+    badge = (
+        " Allure files a known failure (a strict xfail: contradicted, as the expectation snapshot holds) under "
+        "its *Skipped* status, in the category *Known failures*."
+        if ": contradicted" in shown["result"]
+        else ""
+    )
     return [f"[![{claim.id} on {shown['reference']} in the HTML report](img/{claim.id}.png)]"
             f"(img/{shown['full'] or claim.id + '.png'})", "",
             f"*The test on {shown['reference']}, the first reference the seed study evaluates the claim on: "
