@@ -21,6 +21,8 @@ from pathlib import Path
 
 from provenance import PYTEST_RUNS, record
 
+from model_props.verdicts.canaries import machine_kind
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "quickstart-output.txt"
 FAILING = "park2022.alternet-beats-resnet-alternet"  # a reference's known failure: the snapshot holds it contradicted
@@ -66,9 +68,8 @@ def failure_run(lines: list[str]) -> list[str]:
 
 def header(name: str, command: str, note: str, stamp: dict, trained: bool) -> str:
     machine = stamp["machine"]
-    isa = f" ({machine['cpu_capability']})" if machine.get("cpu_capability") else ""
     fields = {"command": command, "note": note, "commit": stamp["commit"], "date": stamp["date"],
-              "machine": f"{machine.get('cpu', '?')}{isa}, {machine.get('cpu_count', '?')} cores",
+              "machine": f"{machine_kind(machine)}, {machine.get('cpu_count', '?')} cores",
               "cache": "cold" if trained else "warm", "code": stamp["code"]}  # fmt: skip
     return f"## run: {name} | " + " | ".join(f"{k}: {v}" for k, v in fields.items())
 

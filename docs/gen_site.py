@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from stamps import ROOT, benchmark_provenance
+from stamps import benchmark_provenance, code_now
 
 DATA = Path(__file__).resolve().parent / "quickstart-output.txt"
 SOURCE = "`docs/quickstart-output.txt`"
@@ -46,11 +46,10 @@ class Run:
         predates the code stamp); empty where the code is the same."""
         if "code" not in self.fields:
             return f"\n\nThis output predates code stamps, so whether the code it shows changed since is unknown; re-capture with `{CAPTURE}`."
-        provenance = benchmark_provenance()
-        now = provenance.code_hash(ROOT / "benchmarks" / "quickstart.py", provenance.PYTEST_RUNS)
+        runs = tuple(benchmark_provenance().PYTEST_RUNS)  # the pytest runs benchmarks/quickstart.py starts
         return (
             ""
-            if now == self.fields["code"]
+            if code_now("benchmarks/quickstart.py", runs) == self.fields["code"]
             else f"\n\nThe code this output shows changed since; re-capture with `{CAPTURE}`."
         )
 
@@ -96,8 +95,11 @@ def quickstart_output() -> str:
     said = f"What {run.stamp()} printed at its end"
     if len(parts) == 1:
         return f"{said}:\n\n" + fenced(run.lines[start:]) + run.changed()
-    blocks = [fenced([run.lines[start], *parts[0]])] + [fenced(part) for part in parts[1:]]
-    blocks[-1] = fenced([*parts[-1], *run.lines[end:]])
+    parts[0].insert(
+        0, run.lines[start]
+    )  # the section's title above the first table, pytest's last lines below the last
+    parts[-1] += run.lines[end:]
+    blocks = [fenced(part) for part in parts]
     return (
         f"{said} (its verdict table, one table in the terminal, is split here into {len(parts)} of a few models "
         f"each to fit the page):\n\n" + "\n\n".join(blocks) + run.changed()

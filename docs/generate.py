@@ -538,19 +538,7 @@ def run_times() -> str:
     else:
         text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
     runs = (("cold", "cold"), ("warm", "warm"), ("train", "train"), ("cold_all", "cold-all"))
-    said: dict[str, list[str]] = {}  # entries stamped alike (measured by one command) share one sentence
-    for key, args in runs:
-        if key in data:
-            sentence = stamps.stamp("run_times.json", key, args=args)
-            said.setdefault(sentence.removeprefix(f"The `{key}` entry was"), []).append(f"`{key}`")
-    return (
-        text
-        + ". "
-        + " ".join(
-            f"The {' and '.join(keys)} {'entry was' if len(keys) == 1 else 'entries were'}{rest}"
-            for rest, keys in said.items()
-        )
-    )
+    return text + ". " + stamps.entry_stamps("run_times.json", runs)
 
 
 def cold_phases() -> str:

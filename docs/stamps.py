@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 
-__all__ = ["benchmark_provenance", "stamp", "study_stamp"]
+__all__ = ["benchmark_provenance", "code_now", "entry_stamps", "stamp", "study_stamp"]
 
 
 @functools.cache
@@ -31,6 +31,12 @@ def benchmark_provenance() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache  # one tree per process; every stamped block asks, and each walk parses the import closure
+def code_now(script: str, runs: tuple[str, ...]) -> str:
+    """The current tree's code hash of the benchmark ``script`` (a path under the repository) that starts ``runs``."""
+    return benchmark_provenance().code_hash(ROOT / script, list(runs))
 
 
 def _machine(machine: Mapping[str, Any]) -> str:
@@ -57,6 +63,23 @@ def stamp(results_file: str, entry: str | None = None, args: str = "") -> str:
     """Where the numbers of ``benchmarks/results/<results_file>`` (of its ``entry``, e.g. run_times.json's
     ``"cold"``, where entries are measured apart) were measured, and whether the code they measure changed since.
     ``args``: the benchmark's arguments that re-measure a file that records no command."""
+    return _stamp(results_file, entry, args, f"The `{entry}` entry was measured" if entry else "Measured")
+
+
+def entry_stamps(results_file: str, entries: Sequence[tuple[str, str]]) -> str:
+    """The stamps of the ``entries`` (name, ``args`` as for :func:`stamp`) the results file holds, one sentence for
+    the entries stamped alike (measured by one command): "The `cold` and `warm` entries were measured ..."."""
+    data = json.loads((RESULTS / results_file).read_text())
+    alike: dict[str, list[str]] = {}
+    for entry, args in entries:
+        if entry in data:
+            alike.setdefault(_stamp(results_file, entry, args, ""), []).append(f"`{entry}`")
+    return " ".join(f"The {' and '.join(names)} {'entry was' if len(names) == 1 else 'entries were'} measured{rest}"
+                    for rest, names in alike.items())  # fmt: skip
+
+
+def _stamp(results_file: str, entry: str | None, args: str, subject: str) -> str:
+    """:func:`stamp`'s sentences after ``subject`` (what was measured)."""
     data = json.loads((RESULTS / results_file).read_text())
     item = data[entry] if entry else data
     recorded = item.get("provenance") or {}
@@ -65,14 +88,12 @@ def stamp(results_file: str, entry: str | None = None, args: str = "") -> str:
     command = recorded.get("command") or " ".join(["python", script, *([args] if args else [])])
     at = recorded.get("commit") or item.get("commit")
     on = recorded.get("date") or item.get("date")
-    sentence = (f"{f'The `{entry}` entry was measured' if entry else 'Measured'} "
-                f"{f'at commit `{at}`' if at else 'at an unrecorded commit'} "
+    sentence = (f"{subject} {f'at commit `{at}`' if at else 'at an unrecorded commit'} "
                 f"{f'on {on}' if on else 'on an unrecorded date'} on {_machine(machine)} (`{command}`).")  # fmt: skip
     if not recorded.get("code"):
         return sentence + (" It predates code stamps, so whether the code it measures changed since is unknown; "
                            f"re-measure with `{command}`.")  # fmt: skip
-    now = benchmark_provenance().code_hash(ROOT / script, recorded.get("runs", []))
-    if now != recorded["code"]:
+    if code_now(script, tuple(recorded.get("runs", []))) != recorded["code"]:
         return sentence + f" The code it measures changed since; re-measure with `{command}`."
     return sentence
 

@@ -1,7 +1,10 @@
 """A user's checkpoint file loaded into the model built for it, with a one-line answer for the two files given by
 mistake most often: a folder, and a whole pickled ``nn.Module``. Torch refuses the latter under
 ``weights_only=True`` with a page of advice on allow-listing globals, which is the wrong fix here: unpickling runs
-code, and a state dict is the portable form of the weights."""
+code, and a state dict is the portable form of the weights.
+
+The answers belong in the reader itself (``zoo.registry``), where a pretrained ``=FILE`` would get them too; it sits in
+the import closure of the seed study's canary code digests, so that move waits for the next study generation."""
 
 from __future__ import annotations
 
