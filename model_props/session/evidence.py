@@ -11,7 +11,9 @@ reads and hands it to the pure judge (:func:`~model_props.verdicts.judge`):
 - ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint, each on its own sample
   (:func:`.samples.sample_seed_of`); a compared reference's seeds from the study (two groups that share
   nothing: Welch).
-- ``checkpoint``: the reports of these weights and of the models a part compares them with.
+- ``checkpoint``: the reports of these weights and of the models a part compares them with; a variant this
+  session does not train, compared with these weights, is read from the committed study's per-seed estimates
+  (:mod:`.study_side`, :mod:`~model_props.verdicts.against_seeds`).
 
 A part is skipped, with the reason, where a model it reads is below twice chance accuracy (a mutant excepted:
 it is broken on purpose), where it needs end-of-warm-up weights of a model that has none (a --checkpoint is one
@@ -30,17 +32,20 @@ from ..claims.base import Claim, Part, below_chance
 from ..errors import NotApplicable, StudyError
 from ..measurements.registry import REPORT_KINDS
 from ..verdicts import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, judge, point_value
-from ..verdicts.evidence import PartEvidence
+from ..verdicts.evidence import AgainstSeeds, PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
+from ..verdicts.scope import Route
 from ..verdicts.snapshot import snapshot_name, update_command
+from ..verdicts.study import SeedStudy
 from .canaries import judged_study
 from .inputs import too_few
 from .live import SWITCH, listed, not_live
 from .pairs import pair_reports, sample_size
-from .pretrained import FolderData
+from .pretrained import folder_skip
 from .reproduction import live_checks
 from .routes import route_of
 from .store import ModelStore
+from .study_side import study_side
 from .tested import ModelUnderTest
 
 __all__ = ["Judgement", "judge_claim", "sequential"]
@@ -66,8 +71,9 @@ def _reads(part: Part, model: str) -> list[str]:
 class _Live:
     """Reports and skip rules of one checkpoint-scope evaluation of ``tested``."""
 
-    def __init__(self, store: ModelStore, tested: ModelUnderTest, substitutes: Mapping[str, ModelUnderTest]):
-        self.store, self.tested, self.substitutes = store, tested, substitutes
+    def __init__(self, store: ModelStore, tested: ModelUnderTest, substitutes: Mapping[str, ModelUnderTest],
+                 route: Route) -> None:  # fmt: skip
+        self.store, self.tested, self.substitutes, self.route = store, tested, substitutes, route
         self.used: dict[tuple[str, str, str], Any] = {}
 
     def model(self, name: str, checkpoint: str) -> ModelUnderTest:
@@ -110,26 +116,11 @@ class _Live:
 
         return Looked(name, at, total, self.store.samples(model, part.reads, part.sampling))
 
-    def _folder_skip(self, part: Part, folder: FolderData) -> str | None:
-        """Why a part does not apply to a model measured on the user's images, if it does not: it compares with a
-        model not measured on the same files of the folder, or reads a training loss the folder cannot give."""
-        for name in _reads(part, self.tested.name):
-            if name == self.tested.name:
-                continue
-            if name not in self.substitutes:
-                return (f"it compares with the profile's reference {name}, trained and measured on its own images; "
-                        f"give a comparator measured on yours: --claims-versus {name}=SPEC")  # fmt: skip
-            other = self.store.folder(self.substitutes[name].dataset)
-            if other is None or (other.root, other.files) != (folder.root, folder.files):
-                return (f"its comparator {self.substitutes[name].name} (for {name}) is not measured on the same "
-                        "images")  # fmt: skip
-        if folder.train is None and (part.report == "spectrum" or part.sampling == "train_images"):
-            return "it reads the training loss, and the image folder has no train/<class>/ images to measure it on"
-        batch_size = self.store.profile.measurement.hessian_batch_size
-        if part.report == "spectrum" and folder.train is not None and len(folder.train) < batch_size:
-            return (f"its Hessian batches take {batch_size} training images, and the folder's train/ gave "
-                    f"{len(folder.train)}")  # fmt: skip
-        return None
+    def study(self) -> SeedStudy:
+        """The seed study a part reads a recipe from (:func:`.study_side.study_side` found it)."""
+        study = judged_study(self.store)
+        assert study is not None
+        return study
 
     def not_trained_here(self, part: Part) -> str | None:
         """Why a part that reads a model this session does not train (:func:`.live.not_live`: a variant, an
@@ -139,17 +130,20 @@ class _Live:
         missing = not_live(self.store.settings, part, self.tested.name)
         if not missing:
             return None
-        if route_of(self.store, self.tested, stand_in=bool(self.substitutes)) == "study":
+        if self.route == "study":
             return (f"it reads {listed(missing)}, which this run does not train: the part is judged from the "
                     f"committed seed study; its live run needs {SWITCH}")  # fmt: skip
         return (f"it reads {listed(missing)}, which this run does not train (no test trains a model); {SWITCH} "
                 f"trains {'it' if len(missing) == 1 else 'them'} ahead of the tests, on the workers")  # fmt: skip
 
-    def skip(self, part: Part) -> str | None:
-        if (reason := self.not_trained_here(part)) is not None:
+    def skip(self, part: Part, recipe: str | None = None) -> str | None:
+        """Why ``part`` is skipped (module docstring), if it is; ``recipe``: the model it reads from the seed study."""
+        if recipe is None and (reason := self.not_trained_here(part)) is not None:
             return reason
         if (folder := self.store.folder(self.tested.dataset)) is not None:
-            if (reason := self._folder_skip(part, folder)) is not None:
+            comparators = {ref: (m.name, self.store.folder(m.dataset)) for ref, m in self.substitutes.items()}
+            batch_size = self.store.profile.measurement.hessian_batch_size
+            if (reason := folder_skip(part, folder, self.tested.name, comparators, batch_size)) is not None:
                 return f"{reason} ({self.tested.name} is measured on {folder.root})"
         elif part.versus or part.subject or part.partner:
             size = self.store.dataset(self.tested.dataset).image_size
@@ -158,7 +152,11 @@ class _Live:
                 return (f"it compares with the profile's {reference}-px models; {self.tested.name} is measured at "
                         f"{size} px (--claims-img-size)")  # fmt: skip
         classes = self.store.dataset(self.tested.dataset).num_classes
-        for name in _reads(part, self.tested.name):
+        for name in sorted(_reads(part, self.tested.name), key=lambda n: n == recipe):  # the weights' reasons first
+            if name == recipe:
+                if (reason := self.study().recipe_below_chance(name, part.checkpoint)) is not None:
+                    return reason
+                continue
             try:
                 model = self.model(name, part.checkpoint)
             except NotApplicable as exc:
@@ -174,14 +172,19 @@ class _Live:
                     return reason
         return None
 
-    def part_evidence(self, part: Part) -> PartEvidence:
-        reason = part.applies(self.tested.anatomy) or self.skip(part)
+    def part_evidence(self, claim: Claim, part: Part) -> PartEvidence:
+        recipe = study_side(self.store, claim, part, self.tested.name, self.route)
+        reason = part.applies(self.tested.anatomy) or self.skip(part, recipe)
         if reason is None and self.store.folder(self.tested.dataset) is not None:  # the user's --claims-images
             images = len(self.store.dataset(self.tested.dataset).test)
             reason = too_few(part, self.store.measurement_settings(self.tested), images)
         if reason is not None:
             return Skipped(reason)
         try:
+            if recipe is not None:  # the weights against the recipe's committed seeds
+                seeds = self.study().values(claim, part, recipe, model=self.tested.name)
+                weights_first = (part.subject or self.tested.name) == self.tested.name
+                return AgainstSeeds(self.measured(self.tested.name, part), recipe, tuple(seeds), weights_first)
             if sequential(part):
                 return OnLooks(self.looked(part.subject, part), self.looked(part.versus, part) if part.versus else None)
             subject = self.measured(part.subject, part)
@@ -190,7 +193,9 @@ class _Live:
             return Skipped(str(exc))
 
     def evidence(self, claim: Claim) -> Evidence:
-        return Evidence(claim, self.tested.name, "checkpoint", {p.name: self.part_evidence(p) for p in claim.parts})
+        return Evidence(
+            claim, self.tested.name, "checkpoint", {p.name: self.part_evidence(claim, p) for p in claim.parts}
+        )
 
 
 def _replicas(store: ModelStore, claim: Claim, tested: ModelUnderTest) -> Evidence:
@@ -270,7 +275,7 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
     how = route_of(store, tested, stand_in=bool(substitutes), scope=scope)
     if how == "replicas":
         return _judged(Judgement(judge(_replicas(store, claim, tested)), None))
-    live = _Live(store, tested, substitutes or {})
+    live = _Live(store, tested, substitutes or {}, how)
     outcome = judge(live.evidence(claim), seed=s.seed, n_boot=store.profile.measurement.n_boot)
     if how == "checkpoint":
         return _judged(Judgement(outcome, None, live.used))

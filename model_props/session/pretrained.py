@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..claims.base import Part
 from ..data import Split
 from ..data.folder import class_folders, evaluation_root, read_folder
 from ..errors import ConfigError
@@ -24,7 +25,7 @@ from ..zoo.pretrained import Pretrained, label_indices, load_pretrained
 from .settings import Settings
 from .tested import ModelUnderTest, anatomy_on_cpu
 
-__all__ = ["FolderData", "read_images", "pretrained_under_test", "FOLDER_LOSS"]
+__all__ = ["FolderData", "read_images", "pretrained_under_test", "folder_skip", "FOLDER_LOSS"]
 
 # The training loss of a model the suite did not train, as the Hessian and the training NLL read it: plain
 # cross-entropy on the folder's train/ images with the evaluation transform: no augmentation, no mixup or label
@@ -113,3 +114,27 @@ def pretrained_under_test(store: _Store, name: str) -> ModelUnderTest:
     tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
     store.notify(f"{name}: test accuracy {fit.accuracy():.3f} on {folder.describe()}")
     return tested
+
+
+def folder_skip(part: Part, folder: FolderData, tested: str, comparators: Mapping[str, tuple[str, FolderData | None]],
+                batch_size: int) -> str | None:  # fmt: skip
+    """Why ``part`` does not apply to ``tested`` measured on the user's images (``folder``), if it does not: it
+    compares with a model not measured on the same files of the folder (``comparators``: each reference the user
+    replaced, with its stand-in's name and images), or reads a training loss the folder cannot give (Hessian
+    batches of ``batch_size`` training images)."""
+    for name in dict.fromkeys(n for n in (part.subject or tested, part.versus, part.partner) if n):
+        if name == tested:
+            continue
+        if name not in comparators:
+            return (f"it compares with the profile's reference {name}, trained and measured on its own images; "
+                    f"give a comparator measured on yours: --claims-versus {name}=SPEC")  # fmt: skip
+        stand_in, other = comparators[name]
+        if other is None or (other.root, other.files) != (folder.root, folder.files):
+            return f"its comparator {stand_in} (for {name}) is not measured on the same images"
+    if folder.train is None and (part.report == "spectrum" or part.sampling == "train_images"):
+        return "it reads the training loss, and the image folder has no train/<class>/ images to measure it on"
+    if part.report == "spectrum" and folder.train is not None and len(folder.train) < batch_size:
+        return (
+            f"its Hessian batches take {batch_size} training images, and the folder's train/ gave {len(folder.train)}"
+        )
+    return None

@@ -12,7 +12,7 @@ May import: :mod:`model_props.claims` (the catalogue, as data) and the layers be
 plugin or the reporting, which gather the evidence and show the verdicts.
 """
 
-from .evidence import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .evidence import AgainstSeeds, Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .judge import judge
 from .outcome import (
     ClaimContradicted,
@@ -24,6 +24,6 @@ from .outcome import (
 )
 
 __all__ = [
-    "Evidence", "Measured", "OnReports", "Looked", "OnLooks", "PerSeed", "Skipped", "point_value", "judge", "ClaimContradicted",
+    "Evidence", "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "point_value", "judge", "ClaimContradicted",
     "ClaimInconclusive", "ClaimOutcome", "ExpectationMismatch", "Expected", "PartOutcome",
 ]  # fmt: skip

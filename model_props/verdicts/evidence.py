@@ -8,6 +8,8 @@ the judge (:func:`~.judge.judge`) is a function of it: nothing here calls back i
   with), each with the identity of the samples it was measured on; equal identities pair the comparison.
 - :class:`OnLooks` (checkpoint scope, a part judged sequentially, :mod:`.sequential`): the same, look by look, so
   that the judge stops measuring once the part is decided.
+- :class:`AgainstSeeds` (checkpoint scope, a part comparing the weights with a recipe this session does not
+  train): the weights' report, and the recipe's per-seed estimates from the seed study (:mod:`.against_seeds`).
 - :class:`PerSeed` (architecture scope): one estimate per training seed of each model a part reads; two series of
   one study share their seed indices (a paired design), a user's checkpoints against a study's seeds do not.
 - :class:`Skipped`: why the part cannot be measured (it does not apply, a model it reads is below twice chance,
@@ -27,7 +29,8 @@ from .outcome import Expected
 from .stats import Scope
 
 __all__ = [
-    "Measured", "OnReports", "Looked", "OnLooks", "PerSeed", "Skipped", "PartEvidence", "Evidence", "point_value",
+    "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "PartEvidence", "Evidence",
+    "point_value",
 ]  # fmt: skip
 
 
@@ -68,6 +71,17 @@ class OnLooks:
 
 
 @dataclass(frozen=True)
+class AgainstSeeds:
+    """The weights' report (``weights``) against recipe ``recipe``'s committed per-seed estimates (``seeds``): the
+    weights are the part's subject where ``weights_first``, else its ``versus``."""
+
+    weights: Measured
+    recipe: str
+    seeds: tuple[float | None, ...]
+    weights_first: bool
+
+
+@dataclass(frozen=True)
 class PerSeed:
     subject_name: str
     subject: tuple[float | None, ...]
@@ -81,7 +95,7 @@ class Skipped:
     reason: str
 
 
-PartEvidence = OnReports | OnLooks | PerSeed | Skipped
+PartEvidence = OnReports | OnLooks | AgainstSeeds | PerSeed | Skipped
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@
   and carries the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)):
   the bootstrap variance of a mean is the plug-in (n - 1) / n of the t variance s^2 / n that c_k is carried to
   (Efron & Tibshirani 1993, Ch. 5), which at 4 Hessian batches a look would leave the rule liberal.
+- **checkpoint, against a recipe's seeds** (:class:`~.evidence.AgainstSeeds`): the weights' own interval (as a
+  one-model part's) gives their standard error, and Welch's interval compares them with the mean of the recipe's
+  committed per-seed estimates (:mod:`.against_seeds`).
 - **architecture** (:class:`~.evidence.PerSeed`): each part's per-seed estimates give a t interval over seeds; a
   comparison of two recipes of one study is paired by seed index (a t interval over the per-seed differences),
   one of groups that share nothing (a user's checkpoints against a reference's study seeds) gives Welch's.
@@ -34,8 +37,9 @@ import numpy as np
 
 from ..claims.base import Claim, Part
 from ..errors import ModelPropsError, NotApplicable
+from .against_seeds import against_seeds
 from .disputed import disputed_side
-from .evidence import Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .evidence import AgainstSeeds, Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
 from .sequential import critical_t, design, repeated_p
 from .small_sample import one_sample, two_sample
@@ -144,6 +148,28 @@ def _defined(values: Sequence[float | None]) -> int:
     return sum(v is not None and not math.isnan(v) for v in values)
 
 
+def _against_seeds(part: Part, evidence: AgainstSeeds, level: float, seed: int, n_boot: int) -> PartOutcome:
+    """The weights against a recipe's committed seeds (module docstring); skipped where the recipe has fewer than
+    :data:`~.stats.MIN_SEEDS` seeds with a value."""
+    undefined = len(evidence.seeds) - _defined(evidence.seeds)
+    where = f"on {undefined} of {len(evidence.seeds)} seeds of {evidence.recipe}"
+    reason = _undefined(part, evidence.recipe, math.nan, where) if undefined else ""  # raises unless allowed
+    if (defined := _defined(evidence.seeds)) < MIN_SEEDS:
+        needs = f"a comparison with a recipe's seeds needs at least {MIN_SEEDS} with a value; {evidence.recipe} has"
+        return PartOutcome(part, "skipped", reason=f"{reason + '; ' if reason else ''}{needs} {defined}")
+    own = _on_reports(part, OnReports(evidence.weights), level, seed, n_boot)
+    if own.estimate is None:  # skipped: too few samples, or undefined on the weights' sample
+        return own
+    n = evidence.weights.report.size(part.sampling)
+    estimate = against_seeds(own.estimate, n, evidence.seeds, weights_first=evidence.weights_first, level=level)
+    seeds = np.array([np.nan if v is None else v for v in evidence.seeds], dtype=float)
+    flat = own.degenerate if _degenerate(part, seeds, "seed") else ""  # neither side varies
+    found = measured(part, estimate, paired=False, seeds={evidence.recipe: list(evidence.seeds)}, degenerate=flat)
+    note = (f"these weights ({own.estimate.value:.4g} over {n} {part.sampling}) against the mean of "
+            f"{evidence.recipe}'s {defined} committed seeds ({np.nanmean(seeds):.4g}), which this run does not train")  # fmt: skip
+    return dataclasses.replace(found, note=note)
+
+
 def _seed_interval(evidence: PerSeed, level: float) -> Estimate:
     if evidence.versus is None:
         return t_interval(evidence.subject, level=level)
@@ -200,6 +226,8 @@ def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOu
                 outcomes.append(_on_reports(part, found, claim.level, seed, n_boot))
             elif isinstance(found, OnLooks):
                 outcomes.append(_on_looks(part, found, claim.level, seed, n_boot, len(claim.parts)))
+            elif isinstance(found, AgainstSeeds):
+                outcomes.append(_against_seeds(part, found, claim.level, seed, n_boot))
             else:
                 outcomes.append(_per_seed(part, evidence.model, found, claim.level))
         except NotApplicable as exc:  # the statistic finds nothing to read in the report

@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from model_props.claims import get_claim
-from model_props.session.evidence import _Live
+from model_props.session.canaries import judged_study
+from model_props.session.evidence import _Live, judge_claim
+from model_props.session.routes import route_of
 from model_props.session.store import ModelStore, ModelUnderTest
+from model_props.verdicts import AgainstSeeds
 
 REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]
 SUITE = "from model_props.suite.test_claims import *\nfrom model_props.suite.test_reproduction import *\n"
@@ -84,7 +87,8 @@ def test_a_default_run_trains_ahead_the_references_and_claims_live_all_every_run
 def live(model_store: ModelStore, **settings) -> _Live:
     """The live judgement of the reference ViT in a session with ``settings``; nothing is trained to build it."""
     store = ModelStore(dataclasses.replace(model_store.settings, **settings))
-    return _Live(store, ModelUnderTest("vit", None, model_store.architecture("vit"), {}, None, None), {})
+    tested = ModelUnderTest("vit", None, model_store.architecture("vit"), {}, None, None)
+    return _Live(store, tested, {}, route_of(store, tested))
 
 
 @pytest.mark.parametrize(
@@ -97,7 +101,7 @@ def live(model_store: ModelStore, **settings) -> _Live:
 )  # fmt: skip
 def test_a_references_live_judgement_skips_a_part_that_reads_a_model_not_trained_here(model_store, claim, part, reads):
     read = {p.name: p for p in get_claim(claim).parts}[part]
-    evidence = live(model_store).part_evidence(read)
+    evidence = live(model_store).part_evidence(get_claim(claim), read)
     assert evidence.reason == (  # type: ignore[union-attr]  (Skipped)
         f"it reads {reads}, which this run does not train: the part is judged from the committed seed study; its "
         "live run needs --claims-live=all"
@@ -109,3 +113,34 @@ def test_a_references_live_judgement_skips_a_part_that_reads_a_model_not_trained
     )
     only_references = get_claim("park2022.vit-nonconvex").parts[0]  # the ViT against the ResNet
     assert live(model_store).not_trained_here(only_references) is None
+
+
+def test_weights_judged_alone_read_a_variant_they_are_compared_with_from_the_committed_study(model_store, monkeypatch):
+    """At checkpoint scope (a user's --checkpoint, --claims-scope checkpoint) a part that compares the weights with one
+    variant, each measured alone, reads the variant's committed per-seed estimates and trains nothing; a pair part
+    (two models on the same inputs) still needs the switch."""
+    from model_props.training import checkpoints
+
+    vit = model_store.get("vit")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was trained in the test process")
+
+    monkeypatch.setattr(checkpoints, "train", refuse)
+    store = ModelStore(dataclasses.replace(model_store.settings, scope="checkpoint"))
+    judged = _Live(store, vit, {}, route_of(store, vit))
+    claim = get_claim("park2022.data-specificity-local-msa")
+    part = {p.name: p for p in claim.parts}["error-local5"]  # test error, ViT with 5x5 local attention - ViT
+    found = judged.part_evidence(claim, part)
+    study = judged_study(judged.store)
+    assert study is not None
+    assert isinstance(found, AgainstSeeds) and (found.recipe, found.weights_first) == ("vit_local5", False)
+    assert found.seeds == tuple(study.values(claim, part, "vit_local5"))
+    outcome = judge_claim(judged.store, claim, vit).outcome
+    error = {o.part.name: o for o in outcome.parts}["error-local5"]
+    assert error.estimate is not None and error.estimate.method == "Welch t: these weights against the recipe's seeds"
+    assert f"against the mean of vit_local5's {len(study.seeds)} committed seeds" in error.note
+    pair = get_claim("raghu2021.vit-lower-like-resnet-mid")
+    assert judged.part_evidence(pair, pair.parts[0]).reason.endswith(  # type: ignore[union-attr]  (Skipped)
+        "--claims-live=all trains them ahead of the tests, on the workers"
+    )
