@@ -1,6 +1,6 @@
 """What the seed study's canaries run, and how far they move on one torch thread instead of two.
 
-Two measurements of the first canary seed (:mod:`model_props.session.canaries`), each from a fresh cache:
+Two measurements of the first canary seed (:mod:`model_props.study.canaries`), each from a fresh cache:
 
 - **coverage**: the lines of the training, data, model (``zoo``), anatomy and measurement packages (``measurements``
   and ``measures``) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra);
@@ -33,9 +33,9 @@ OUT = Path(__file__).resolve().parent / "results" / "canaries.json"
 
 def _run(cache: Path) -> dict[str, Any]:
     """The first canary seed from ``cache``, on the torch threads of the moment (the session's canaries use one)."""
-    from model_props.session.canaries import canary_settings, load_canaries
-    from model_props.session.settings import Settings
-    from model_props.session.study import seed_estimates
+    from model_props.config.settings import Settings
+    from model_props.study.canaries import canary_settings, load_canaries
+    from model_props.study.run import seed_estimates
 
     canaries = load_canaries("smoke")
     assert canaries is not None
@@ -82,7 +82,7 @@ def measure_coverage() -> dict[str, Any]:
 
 
 def measure_threads() -> dict[str, Any]:
-    from model_props.session.canaries import CANARY, load_canaries
+    from model_props.study.canaries import CANARY, load_canaries
     from model_props.training.profiles import load_profile
     from model_props.verdicts.study import load_study
 

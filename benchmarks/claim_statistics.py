@@ -23,10 +23,10 @@ import numpy as np
 from provenance import record
 
 from model_props.claims import list_claims
+from model_props.config.settings import Settings
 from model_props.errors import NotApplicable
 from model_props.session.evidence import _Live
-from model_props.session.settings import Settings
-from model_props.session.store import ModelStore
+from model_props.store.model_store import ModelStore
 from model_props.verdicts import judge
 from model_props.verdicts import stats as stats_module
 

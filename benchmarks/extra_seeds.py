@@ -21,9 +21,9 @@ from pathlib import Path
 from provenance import record
 
 from model_props.claims import get_claim
+from model_props.config.settings import Settings
 from model_props.execution import executor
-from model_props.session.settings import Settings
-from model_props.session.tasks import measure_report, seed_store
+from model_props.store.tasks import measure_report, seed_store
 from model_props.verdicts.evidence import point_value
 from model_props.verdicts.prediction import prediction_interval, prediction_p
 from model_props.verdicts.study import load_study

@@ -48,6 +48,7 @@ from provenance import record
 from torch import nn
 from torch.func import functional_call, grad, jvp, vmap
 
+from model_props.config.settings import Settings
 from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
 from model_props.measures.hessian import (
     EigenResult,
@@ -57,8 +58,7 @@ from model_props.measures.hessian import (
     top_k_by_magnitude,
     trainable_size,
 )
-from model_props.session.settings import Settings
-from model_props.session.store import ModelStore
+from model_props.store.model_store import ModelStore
 from model_props.training.loop import training_split
 
 RESULTS = Path(__file__).resolve().parent / "results"

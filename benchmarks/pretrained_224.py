@@ -95,9 +95,9 @@ def time_other_kinds(spec: str, data: Path, images: int, cache: Path, done: set[
     profile sample; scale to the profile's sample (capped at ``images``)."""
     import dataclasses
 
+    from model_props.config.settings import Settings
     from model_props.measurements.registry import REPORT_KINDS, measure
-    from model_props.session.settings import Settings
-    from model_props.session.store import ModelStore
+    from model_props.store.model_store import ModelStore
 
     store = ModelStore(Settings(cache_dir=cache, data_root=data, images=images, models=(spec,)))
     tested = store.get(spec)

@@ -139,8 +139,8 @@ def study(cache: Path) -> dict:
     import io
     import shutil
 
-    from model_props.session.settings import Settings
-    from model_props.session.study import run_study
+    from model_props.config.settings import Settings
+    from model_props.study.run import run_study
     from model_props.training.profiles import RecipeSource
 
     out = {}

@@ -1,6 +1,6 @@
 """The options page's tables, generated from the declarations instead of typed by hand.
 
-``options_pytest`` renders every :data:`model_props.session.options.OPTIONS` entry (its pytest option, its
+``options_pytest`` renders every :data:`model_props.config.options.OPTIONS` entry (its pytest option, its
 ``[tool.model_props]`` key, its ``model-props`` flag, its default and its help); ``options_cli`` renders the
 ``model-props`` command line by introspecting its argparse parser, every subcommand with every flag it takes;
 ``options_markers`` the plugin's pytest markers. ``property_tests/library/test_docs_reference.py`` checks that
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from model_props.cli import _parser
-from model_props.session.options import OPTIONS, Option
+from model_props.config.options import OPTIONS, Option
 
 KINDS = {str: "string", int: "integer", bool: "boolean", list: "array", dict: "table"}
 

@@ -130,7 +130,7 @@ def confirmation() -> str:
 
 def canaries() -> str:
     """What the committed canary record holds, and what it was recorded with."""
-    from model_props.session.canaries import load_canaries
+    from model_props.study.canaries import load_canaries
     from model_props.verdicts.canaries import margin
 
     record = load_canaries("smoke")
@@ -151,8 +151,8 @@ def canaries() -> str:
 def generations() -> str:
     """How far each study generation in fixtures/studies/ is built: its seeds, where each shard was built, what a
     seed cost."""
-    from model_props.session.generation import generations as planned
-    from model_props.session.settings import Settings
+    from model_props.config.settings import Settings
+    from model_props.study.generation import generations as planned
     from model_props.verdicts.canaries import machine_kind
 
     lines = []

@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_options(parser: argparse.ArgumentParser, where: str) -> None:
     """The flags of the declared session options that ``where`` ('common' or 'train') takes."""
-    from .session.options import OPTIONS
+    from .config.options import OPTIONS
 
     for o in OPTIONS:
         flag = o.flag  # None only for an option that is no CLI flag (o.cli is None)
@@ -138,8 +138,8 @@ def _add_options(parser: argparse.ArgumentParser, where: str) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from .session.options import OPTIONS, read_table
-    from .session.settings import Settings
+    from .config.options import OPTIONS, read_table
+    from .config.settings import Settings
 
     pyproject = Path.cwd() / "pyproject.toml"
     cli = {o.name: getattr(args, o.name, None) for o in OPTIONS if o.cli == "common" or o.name == "train_seed"}
@@ -178,16 +178,16 @@ def main(argv: list[str] | None = None) -> int:
                     f"lr {r.lr:<8g} {r.description}"
                 )
         elif args.command == "anatomy":
-            from .session.store import ModelStore
+            from .store.model_store import ModelStore
 
             print(ModelStore(settings).architecture(args.name))
         elif args.command == "seed-study":
-            from .session.canaries import record_canaries
-            from .session.study import run_study
+            from .study.canaries import record_canaries
+            from .study.run import run_study
             from .verdicts.study import SeedStudy, load_study
 
             if args.plan or args.seed or args.assemble:
-                from .session import generation as shards
+                from .study import generation as shards
 
                 if args.plan:
                     print(shards.plan_generation(settings, args.plan, args.seeds).status())
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"assembled {shards.assemble(settings, args.generation)}")
                 return 0
             if args.canaries_here:
-                from .session.canaries import record_machine
+                from .study.canaries import record_machine
 
                 print(f"recorded {record_machine(settings)}")
                 return 0
@@ -211,12 +211,12 @@ def main(argv: list[str] | None = None) -> int:
                 study, out = SeedStudy.from_json(json.loads(path.read_text()), str(path)), path.parent
             print(f"recorded {record_canaries(settings, study, out)}")
         elif args.command == "expectations":
-            from .session.expectations import compare_snapshot
+            from .study.expectations import compare_snapshot
 
             return compare_snapshot(settings, update=args.update)
         else:
             from .session.pretraining import pretrain
-            from .session.store import ModelStore
+            from .store.model_store import ModelStore
             from .zoo.pretrained import parse_pretrained
 
             store = ModelStore(settings)

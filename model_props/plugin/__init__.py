@@ -13,7 +13,7 @@ Options live in one group, ``--claims-*``, plus ``--model`` (repeatable) and ``-
 paired with ``--model`` in order). Session state is kept in ``config.stash``; heavy imports (torch, timm)
 happen inside hooks and fixtures, only once the plugin is used.
 
-Modules: :mod:`.options` (generated from :mod:`model_props.session.options`), :mod:`.state` (the stash),
+Modules: :mod:`.options` (generated from :mod:`model_props.config.options`), :mod:`.state` (the stash),
 :mod:`.hooks`, :mod:`.fixtures`, :mod:`.recorder` (summary and verdict table). May import every layer beneath
 it, but only inside hooks and fixtures where the import is heavy.
 """

@@ -15,7 +15,7 @@ __all__ = ["model_store", "dataset", "model_under_test", "reference_model", "che
 
 @pytest.fixture(scope="session")
 def model_store(request: pytest.FixtureRequest):
-    """The session's :class:`~model_props.session.store.ModelStore`: ``model_store.get(name)`` builds once."""
+    """The session's :class:`~model_props.store.model_store.ModelStore`: ``model_store.get(name)`` builds once."""
     with state.user_errors():
         return state.store(request.config)
 
@@ -29,7 +29,7 @@ def dataset(model_store):
 
 @pytest.fixture(scope="session")
 def model_under_test(model_store, model_name: str):
-    """The trained model named by ``model_name``: a :class:`~model_props.session.store.ModelUnderTest`."""
+    """The trained model named by ``model_name``: a :class:`~model_props.store.model_store.ModelUnderTest`."""
     with state.user_errors():
         return model_store.get(model_name)
 
@@ -115,7 +115,7 @@ def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
 def gate_check(model_store, request: pytest.FixtureRequest):
     """``gate_check(statistic) -> GateOutcome``: the candidate against the gate's baseline on one statistic."""
     from ..gate import GATE_STATISTICS, check_tolerance
-    from ..session.pairs import sample_size
+    from ..store.pairs import sample_size
 
     gate = state.gate(request.config)
 

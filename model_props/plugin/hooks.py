@@ -148,7 +148,7 @@ def _check_gate(config: pytest.Config, store) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Before the first test: train every model the collected tests read that the session trains live
-    (:meth:`~model_props.session.settings.Settings.trains_live`: by default the references) and the cache lacks,
+    (:meth:`~model_props.config.settings.Settings.trains_live`: by default the references) and the cache lacks,
     several at once (one process per core), then measure there what the reproduction tests read of them. Without
     this the session trains and measures them one after the other as tests reach them."""
     config = session.config

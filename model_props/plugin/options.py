@@ -1,4 +1,4 @@
-"""The plugin's pytest options, generated from the session's option declaration (:mod:`model_props.session.options`)."""
+"""The plugin's pytest options, generated from the session's option declaration (:mod:`model_props.config.options`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ..session.options import OPTIONS, PYTEST_GROUP
+from ..config.options import OPTIONS, PYTEST_GROUP
 
 __all__ = ["pytest_addoption"]
 

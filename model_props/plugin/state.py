@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..config.options import OPTIONS, read_table
 from ..errors import ModelPropsError
-from ..session.options import OPTIONS, read_table
 
 if TYPE_CHECKING:
+    from ..config.settings import Settings
     from ..gate import Gate
-    from ..session.settings import Settings
-    from ..session.store import ModelStore
+    from ..store.model_store import ModelStore
 
 __all__ = [
     "SUITE_PACKAGE",
@@ -74,9 +74,9 @@ def in_use(config: pytest.Config) -> bool:
 
 
 def settings(config: pytest.Config) -> Settings:
-    """The session's :class:`~model_props.session.settings.Settings` (validated once, then kept in the stash)."""
+    """The session's :class:`~model_props.config.settings.Settings` (validated once, then kept in the stash)."""
     if _settings_key not in config.stash:
-        from ..session.settings import Settings
+        from ..config.settings import Settings
 
         toml = pyproject(config)
         cli = {
@@ -90,7 +90,7 @@ def settings(config: pytest.Config) -> Settings:
 def store(config: pytest.Config) -> ModelStore:
     """The session's model store, built once."""
     if _store_key not in config.stash:
-        from ..session.store import ModelStore
+        from ..store.model_store import ModelStore
 
         models = ModelStore(settings(config))
         reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -1,12 +1,10 @@
-"""The session: settings from options and the project's pyproject, the models under test, the seed study.
+"""Judging a model in this session: which models it trains ahead, how each is judged, and the evidence a claim reads.
 
-Owns the option declaration (:mod:`.options`, light: the pytest plugin reads it before it knows it is used),
-the merged settings (:mod:`.settings`), the model store that builds, trains or loads each model once and
-serves its measurement reports (:mod:`.store`) and loads a user's weights files (:mod:`.weights`), training ahead of the tests (:mod:`.pretraining`), pretrained
-models on the user's image folder (:mod:`.pretrained`), how each model is judged (:mod:`.routes`), running a
-profile's seed study (:mod:`.study`), building it in shards that land one seed at a time (:mod:`.generation`), and
-its canaries (:mod:`.canaries`).
+Owns training ahead of the tests (:mod:`.pretraining`), what a session trains live (:mod:`.live`), how each model is
+judged (:mod:`.routes`), gathering a claim's evidence at its scope and handing it to the judge (:mod:`.evidence`),
+the recipe a checkpoint judgement reads from the seed study (:mod:`.study_side`), the live values a reproduction
+reads (:mod:`.reproduction`) and the input checks (:mod:`.inputs`).
 
-May import: :mod:`model_props.claims` and every layer beneath it. This ``__init__`` imports nothing, so that
-importing :mod:`.options` stays free of torch.
+May import: :mod:`model_props.study`, :mod:`model_props.store`, :mod:`model_props.config` and every layer beneath
+them.
 """

@@ -9,7 +9,7 @@ reads and hands it to the pure judge (:func:`~model_props.verdicts.judge`):
   judged at checkpoint scope beside it (``live``: the figures, the numbers beside each verdict, the mutants'
   same-scope base).
 - ``replicas`` (a user's model given 3 or more checkpoints): one estimate per checkpoint, each on its own sample
-  (:func:`.samples.sample_seed_of`); a compared reference's seeds from the study (two groups that share
+  (:func:`model_props.store.samples.sample_seed_of`); a compared reference's seeds from the study (two groups that share
   nothing: Welch).
 - ``checkpoint``: the reports of these weights and of the models a part compares them with; a variant this
   session does not train, compared with these weights, is read from the committed study's per-seed estimates
@@ -31,22 +31,22 @@ from typing import Any
 from ..claims.base import Claim, Part, below_chance
 from ..errors import NotApplicable, StudyError
 from ..measurements.registry import REPORT_KINDS
+from ..store.model_store import ModelStore
+from ..store.pairs import pair_reports, sample_size
+from ..store.pretrained import folder_skip
+from ..store.tested import ModelUnderTest
+from ..study.canaries import judged_study
 from ..verdicts import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, judge, point_value
 from ..verdicts.evidence import AgainstSeeds, PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route
 from ..verdicts.snapshot import snapshot_name, update_command
 from ..verdicts.study import SeedStudy
-from .canaries import judged_study
 from .inputs import too_few
 from .live import SWITCH, listed, not_live
-from .pairs import pair_reports, sample_size
-from .pretrained import folder_skip
 from .reproduction import live_checks
 from .routes import route_of
-from .store import ModelStore
 from .study_side import study_side
-from .tested import ModelUnderTest
 
 __all__ = ["Judgement", "judge_claim", "sequential"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..claims.base import Claim, Part
+from ..store.model_store import ModelStore
 from ..training.recipes import MeasurementSettings
 from ..zoo.pretrained import parse_pretrained
-from .store import ModelStore
 
 __all__ = ["images_needed", "too_few", "check_pretrained", "check_user_models"]
 

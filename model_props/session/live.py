@@ -1,11 +1,11 @@
-"""What a session trains live, applied to what a claim part reads (:meth:`~.settings.Settings.trains_live`): by
+"""What a session trains live, applied to what a claim part reads (:meth:`~model_props.config.settings.Settings.trains_live`): by
 default the five references only; every variant and independent run too with ``--claims-live=all``. A reference's
 part that reads a model this session does not train is judged from the committed seed study alone."""
 
 from __future__ import annotations
 
 from ..claims.base import Claim, Part
-from .settings import Settings
+from ..config.settings import Settings
 
 __all__ = ["SWITCH", "not_live", "not_live_claim", "not_live_report", "listed", "needs_switch"]
 
@@ -14,7 +14,7 @@ SWITCH = "--claims-live=all"  # the run that trains every variant and independen
 
 def not_live_report(settings: Settings, name: str, kind: str) -> list[str]:
     """What the ``kind`` report of ``name`` reads that this session does not train: ``name`` itself and, for a pair
-    kind (``cross@partner``), the independent runs of ``name`` and of the partner (:func:`~.pairs.pair_reports`)."""
+    kind (``cross@partner``), the independent runs of ``name`` and of the partner (:func:`~model_props.store.pairs.pair_reports`)."""
     _, _, partner = kind.partition("@")
     missing = [] if settings.trains_live(name) else [name]
     runs = (name, partner) if partner else ()

@@ -1,5 +1,5 @@
 """Training and measuring ahead of the tests: the profile's recipes a session reads and trains live
-(:meth:`~.settings.Settings.trains_live`: by default the references only) that the cache lacks (and the independent
+(:meth:`~model_props.config.settings.Settings.trains_live`: by default the references only) that the cache lacks (and the independent
 runs that pair reports read beside them, seed controls and partners, where the session trains those), several at
 once on the session's executor (a local Dask cluster, or a running one), before the first test needs them; and, on
 the same workers, the reports the reproduction tests read of each model as soon as it is trained (every live
@@ -14,16 +14,16 @@ import os
 from collections.abc import Iterable
 
 from ..errors import StudyError
+from ..store.model_store import ModelStore
+from ..store.pairs import independent_runs
+from ..store.tasks import Request, measure_report
 from ..training.checkpoints import is_cached
 from ..training.loop import Checkpoint, estimate_training_seconds, training_split
 from ..training.recipes import Recipe
 from ..verdicts.family import family
 from ..zoo.pretrained import parse_pretrained
 from .live import not_live_report
-from .pairs import independent_runs
 from .routes import route_for
-from .store import ModelStore
-from .tasks import Request, measure_report
 
 __all__ = ["pretrain", "runs_ahead", "compares_with_references", "reproduction_reads"]
 

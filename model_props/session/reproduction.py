@@ -10,15 +10,15 @@ from collections.abc import Sequence
 
 from ..claims.base import Claim
 from ..errors import NotApplicable, StudyError
+from ..store.model_store import ModelStore
+from ..study.canaries import judged_study
 from ..verdicts.evidence import point_value
 from ..verdicts.family import StudyStatistic, family
 from ..verdicts.fingerprint import recipe_fingerprint
 from ..verdicts.live_check import Check
 from ..verdicts.reproduction import Reproduction, claim_checks, load_discrepancies, reproduce
 from ..verdicts.study import SeedStudy, regenerate
-from .canaries import judged_study
 from .live import not_live_report
-from .store import ModelStore
 
 __all__ = ["reproduction", "live_checks", "live_family"]
 

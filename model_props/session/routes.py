@@ -3,9 +3,9 @@ weights (:func:`~model_props.verdicts.scope.route`), with the rule's arguments r
 
 from __future__ import annotations
 
+from ..store.model_store import ModelStore
+from ..store.tested import ModelUnderTest
 from ..verdicts.scope import Route, route
-from .store import ModelStore
-from .tested import ModelUnderTest
 
 __all__ = ["route_for", "route_of"]
 

@@ -11,10 +11,10 @@ test, still needs ``--claims-live=all``; so does any part where the profile's st
 from __future__ import annotations
 
 from ..claims.base import Claim, Part
+from ..store.model_store import ModelStore
+from ..study.canaries import judged_study
 from ..verdicts.scope import Route
-from .canaries import judged_study
 from .live import not_live
-from .store import ModelStore
 
 __all__ = ["study_side"]
 

@@ -20,7 +20,7 @@ noise (sd ``model``) moves it alone. Both architectures' means are 0, so their d
 ``test_stats.py`` asserts the first two within 2 points of 95 % and the last two below it;
 ``benchmarks/coverage.py`` records them for the README.
 
-:func:`two_stage_coverage` simulates the design a user's seeds now run (``model_props.session.samples``): replica i
+:func:`two_stage_coverage` simulates the design a user's seeds now run (``model_props.store.samples``): replica i
 is the draw (training seed i, sample i): its estimate is a seed effect (sd ``tau * sqrt(2)``), the mean image effect of its
 own sample and its own per-image noise, all three non-normal: resampled from the committed smoke study's pooled
 standardised residuals (:func:`study_residuals`). It counts ``replicas``: the t

@@ -84,7 +84,7 @@ from ..zoo.wrapper import unwrap
 from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, Sharpen, TokenBlur
 
 if TYPE_CHECKING:  # annotations only: importing the store would put the session in the hash that keys mutants
-    from ..session.store import ModelUnderTest
+    from ..store.model_store import ModelUnderTest
 
 __all__ = [
     "MUTANTS",

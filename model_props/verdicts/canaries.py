@@ -3,7 +3,7 @@
 A study's per-seed estimates were computed by one version of the training, measurement and statistics code. Instead
 of hashing that code (a docstring reflow, a rename or a new torch would stale a study whose numbers it cannot move),
 each study generation records its *canaries*: the same study run shrunk to a few optimizer steps and a few images
-(every recipe, every report kind, every claim part; :mod:`model_props.session.canaries`), computed by the code that
+(every recipe, every report kind, every claim part; :mod:`model_props.study.canaries`), computed by the code that
 built the study with three seeds, in ``<profile>-canaries.json`` beside ``<profile>-seeds.json``.
 
 Later code keeps the study valid while it reproduces the first canary seed: every statistic within
@@ -118,7 +118,7 @@ class CanaryRecord:
     def to_json(profile: str, study: Mapping[str, Any], seeds: Sequence[int], overlay: Mapping[str, Any],
                 recipes: Mapping[str, str], per_seed: Sequence[Mapping[str, Any]], code: Mapping[str, str],
                 provenance: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
-        """The record of ``per_seed`` canary runs (:func:`~model_props.session.study.seed_estimates` outputs)."""
+        """The record of ``per_seed`` canary runs (:func:`~model_props.study.run.seed_estimates` outputs)."""
         first = per_seed[0]
         claims = {cid: {part: {m: [s["claims"][cid]["parts"][part]["values"].get(m) for s in per_seed]
                                for m in record["values"]}

@@ -120,7 +120,7 @@ class SeedStudy:
     source: str = ""
     date: str = ""
     moved: Mapping[str, Sequence[str]] | None = None  # canary reasons by claim id (ALL: every claim); None: unjudged
-    generation: str = ""  # the study generation it was assembled from (:mod:`model_props.session.generation`)
+    generation: str = ""  # the study generation it was assembled from (:mod:`model_props.study.generation`)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "") -> SeedStudy:

@@ -16,9 +16,9 @@ import pytest
 
 from model_props.claims import get_claim, list_claims
 from model_props.claims.controls import BASE_AGAINST, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
+from model_props.config.settings import Settings
 from model_props.plugin import state
 from model_props.session.live import needs_switch, not_live_claim
-from model_props.session.settings import Settings
 from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
 from model_props.verdicts import PerSeed
 from model_props.verdicts.stats import Estimate, decide

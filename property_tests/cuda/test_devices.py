@@ -1,7 +1,7 @@
 """Device handling that the CPU can check (the CUDA layer, ``pytest -m cuda``, checks the rest on a GPU).
 
 The anatomy's mapper builds its probe batch on the CPU (model_props/anatomy/mapper.py, frozen with the seed study),
-so a model on another device is traced on the CPU and moved back (:func:`model_props.session.tested.anatomy_on_cpu`);
+so a model on another device is traced on the CPU and moved back (:func:`model_props.store.tested.anatomy_on_cpu`);
 every trace above the anatomy layer goes through that helper, and a mutant is made on the CPU and moved to its base's
 device.
 """
@@ -16,14 +16,14 @@ from tiny_models import mutants_of, tiny_input  # this folder is on sys.path (py
 
 import model_props
 from model_props.anatomy import anatomy
-from model_props.session import tested
+from model_props.store import tested
 from model_props.zoo import build_model
 
 PACKAGE = Path(model_props.__file__).parent
 BELOW = ("anatomy", "measures", "measurements", "training", "data", "zoo", "claims", "cache")  # never see a session
 # (module, function) that may call the tracer itself: the helper, an untrained build of a recipe (on the CPU) and
 # make_mutant (on a CPU copy of its base)
-TRACERS = {("session/tested.py", "anatomy_on_cpu"), ("session/store.py", "architecture"),
+TRACERS = {("store/tested.py", "anatomy_on_cpu"), ("store/model_store.py", "architecture"),
            ("testing/mutants.py", "make_mutant")}  # fmt: skip
 
 
@@ -47,8 +47,8 @@ def test_every_trace_above_the_anatomy_layer_is_made_on_the_cpu():
     for path in PACKAGE.rglob("*.py"):
         if path.relative_to(PACKAGE).parts[0] not in BELOW:
             calls |= _tracer_calls(path)
-    assert calls <= TRACERS, f"trace through model_props.session.tested.anatomy_on_cpu: {sorted(calls - TRACERS)}"
-    assert ("session/tested.py", "anatomy_on_cpu") in calls  # the check sees calls
+    assert calls <= TRACERS, f"trace through model_props.store.tested.anatomy_on_cpu: {sorted(calls - TRACERS)}"
+    assert ("store/tested.py", "anatomy_on_cpu") in calls  # the check sees calls
 
 
 def test_the_helper_traces_a_model_on_another_device_on_the_cpu_and_moves_it_back(monkeypatch):

@@ -24,7 +24,7 @@ from subprocess_runs import (  # this folder is on sys.path (pytest's default "p
 )  # fmt: skip
 
 import model_props.reporting.summary  # noqa: F401,E402
-import model_props.session.store  # noqa: F401,E402
+import model_props.store.model_store  # noqa: F401,E402
 
 # pytester's in-process runs restore sys.modules afterwards; torch's compiled extensions (triton, via timm and
 # torch._dynamo) cannot be imported a second time, so load everything the plugin imports before any such run
@@ -182,9 +182,9 @@ TINY = (Path(__file__).parent / "tiny.toml").read_text()  # the tiny profile tes
 def tiny(tmp_path_factory, model_store):
     """A four-seed study of a tiny ViT and ResNet (seeds 0-2 set, seed 3 confirms) and its canaries, written to a
     user folder (test_study.py, test_generation.py)."""
-    from model_props.session.canaries import record_canaries
-    from model_props.session.settings import Settings
-    from model_props.session.study import run_study
+    from model_props.config.settings import Settings
+    from model_props.study.canaries import record_canaries
+    from model_props.study.run import run_study
     from model_props.training.profiles import RecipeSource
     from model_props.verdicts.study import load_study
 

@@ -19,7 +19,7 @@ from pathlib import Path
 UNTRAINED_RESNET_TEST = textwrap.dedent("""
     from model_props.anatomy import anatomy
     from model_props.claims import get_claim
-    from model_props.session.store import ModelUnderTest
+    from model_props.store.model_store import ModelUnderTest
     from model_props.zoo import build_model
 
     def test_resnet_claim(assert_claim):

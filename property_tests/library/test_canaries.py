@@ -1,4 +1,4 @@
-"""The seed study judged by behaviour: its canaries (model_props.verdicts.canaries, model_props.session.canaries).
+"""The seed study judged by behaviour: its canaries (model_props.verdicts.canaries, model_props.study.canaries).
 
 The judge on the committed record (a canary within its margin keeps the study, one outside stales exactly the claims
 that read it, naming the kind and the command that rebuilds), and the code itself in temporary copies of the tree: a
@@ -22,7 +22,7 @@ import model_props
 from model_props.cache import default_cache_dir
 from model_props.claims import get_claim
 from model_props.errors import StudyError
-from model_props.session.canaries import CANARY, load_canaries
+from model_props.study.canaries import CANARY, load_canaries
 from model_props.training.profiles import load_profile
 from model_props.verdicts.canaries import ALL, FLOAT_FLOOR, MARGIN_SD, margin
 from model_props.verdicts.study import load_study
@@ -145,8 +145,8 @@ def test_a_record_of_another_study_or_size_stales_every_claim(committed):
 
 
 def test_a_study_without_canaries_is_stale_for_every_claim(committed, monkeypatch, tmp_path):
-    import model_props.session.canaries as canaries
-    from model_props.session.settings import Settings
+    import model_props.study.canaries as canaries
+    from model_props.config.settings import Settings
 
     _, study, _ = committed
     monkeypatch.setattr(canaries, "load_canaries", lambda profile, user_dir=None: None)
@@ -167,8 +167,8 @@ import json, sys
 from pathlib import Path
 from model_props.claims import get_claim
 from model_props.errors import StudyError
-from model_props.session.canaries import canary_moved
-from model_props.session.settings import Settings
+from model_props.study.canaries import canary_moved
+from model_props.config.settings import Settings
 from model_props.verdicts.study import load_study
 settings = Settings(profile="smoke", cache_dir=Path(sys.argv[1]), progress=False)
 study = load_study("smoke")

@@ -86,9 +86,9 @@ def test_the_training_estimate_hands_each_run_to_the_first_free_worker(monkeypat
     """Step times measured on all cores of 30 s (the ViT's whole run) and 20 s (the ResNet's): a worker with half
     the cores takes twice as long, and a run trained to its warm-up checkpoint only its warm-up steps (4 of 16)."""
     import model_props.session.pretraining as pretraining
+    from model_props.config.settings import Settings
     from model_props.session.pretraining import estimated_seconds
-    from model_props.session.settings import Settings
-    from model_props.session.store import ModelStore
+    from model_props.store.model_store import ModelStore
     from model_props.training.profiles import RecipeSource
 
     folder, cache = tiny

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from model_props.cli import _parser
+from model_props.config.options import OPTIONS
 from model_props.plugin.hooks import MARKERS
-from model_props.session.options import OPTIONS
 from model_props.verdicts.study import regenerate
 
 ROOT = Path(__file__).resolve().parents[2]

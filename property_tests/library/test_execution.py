@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import model_props.execution.backends as backends
+from model_props.config.settings import Settings
 from model_props.execution import ExecutorError, executor
-from model_props.session.settings import Settings
-from model_props.session.tasks import measure_report
+from model_props.store.tasks import measure_report
 from model_props.training.checkpoints import is_cached
 from model_props.training.parallel import train_until
 from model_props.training.profiles import RecipeSource
@@ -55,7 +55,7 @@ def cluster():
         assert {name: os.environ.get(name) for name in ours} == ours
         # each worker imports what the tasks run (~6 s) now, while the first test trains in this process
         workers = list(runner.client.scheduler_info()["workers"])
-        warming = [runner.client.submit(importlib.import_module, "model_props.session.tasks", pure=False,
+        warming = [runner.client.submit(importlib.import_module, "model_props.store.tasks", pure=False,
                                         workers=[w], allow_other_workers=False) for w in workers]  # fmt: skip
         yield runner.client.scheduler.address
         del warming

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from model_props.config.settings import Settings
 from model_props.errors import StudyError
-from model_props.session import generation as shards
-from model_props.session.settings import Settings
+from model_props.study import generation as shards
 from model_props.training.profiles import RecipeSource
 from model_props.verdicts.study import load_study
 
@@ -130,7 +130,7 @@ def test_the_generations_committed_on_main_are_consistent_or_named():
 def test_canaries_here_adds_this_machine_kinds_reference_to_the_record(built, tmp_path, monkeypatch):
     """``model-props seed-study --canaries-here`` on a machine kind the record lacks: the first canary seed run there
     becomes that kind's reference; on the record's own kind it is refused."""
-    import model_props.session.canaries as canaries
+    import model_props.study.canaries as canaries
 
     settings, generation = _copy(built, tmp_path)
     with pytest.raises(StudyError, match="was recorded on this machine kind"):

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from model_props.claims import get_claim
-from model_props.session.canaries import judged_study
 from model_props.session.evidence import _Live, judge_claim
 from model_props.session.routes import route_of
-from model_props.session.store import ModelStore, ModelUnderTest
+from model_props.store.model_store import ModelStore, ModelUnderTest
+from model_props.study.canaries import judged_study
 from model_props.verdicts import AgainstSeeds
 
 REFERENCES = ["vit", "pit", "swin", "resnet", "alternet"]

@@ -1,4 +1,4 @@
-"""The session's options are declared once (``model_props.session.options.OPTIONS``); the pytest options, the
+"""The session's options are declared once (``model_props.config.options.OPTIONS``); the pytest options, the
 ``[tool.model_props]`` keys, the settings' defaults and the ``model-props`` CLI flags agree with it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from model_props.cli import _parser
-from model_props.session.options import DEFAULTS, OPTIONS, TABLE, read_table
-from model_props.session.settings import Settings
+from model_props.config.options import DEFAULTS, OPTIONS, TABLE, read_table
+from model_props.config.settings import Settings
 
 SAMPLE = {str: "x", int: 3, bool: True, list: ["vit"], dict: {}}
 

@@ -24,7 +24,7 @@ from model_props.measurements.cross import CrossReport, PairReports
 from model_props.measurements.registry import measure
 from model_props.measures.cross_cka import CrossMinibatchCKA
 from model_props.session.live import needs_switch, not_live_claim
-from model_props.session.pairs import pair_reports, seed_control, untrained
+from model_props.store.pairs import pair_reports, seed_control, untrained
 from model_props.zoo import build_model
 from model_props.zoo.pretrained import weights_sha256
 
@@ -163,7 +163,7 @@ def test_the_independent_runs_the_catalogue_reads_are_trained_ahead(model_store)
     """Claims 25-27 read the single-stage ViT against a second seed of itself, ViT-GAP, the quarter-data ViT and
     ResNet: each trained with seed + 1000 (none shares the ViT's initial weights), at its final checkpoint; the
     untrained null too is initialised from that seed."""
-    from model_props.session.pairs import CONTROL_SEED_OFFSET, independent_runs
+    from model_props.store.pairs import CONTROL_SEED_OFFSET, independent_runs
 
     runs = independent_runs(model_store, model_store.profile.references)
     seed = model_store.profile.live_seed + CONTROL_SEED_OFFSET  # the session trains the live seed

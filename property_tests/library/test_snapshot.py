@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from model_props.claims import get_claim, list_claims
-from model_props.session.expectations import compare_snapshot
-from model_props.session.settings import Settings
+from model_props.config.settings import Settings
+from model_props.study.expectations import compare_snapshot
 from model_props.training.profiles import RecipeSource, load_profile
 from model_props.verdicts.snapshot import load_snapshot, snapshot_of_study
 from model_props.verdicts.study import SeedStudy, load_study

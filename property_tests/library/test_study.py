@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from model_props.claims import get_claim, list_claims
+from model_props.config.settings import Settings
 from model_props.errors import StudyError
-from model_props.session.settings import Settings
-from model_props.session.study import run_study
+from model_props.study.run import run_study
 from model_props.training.profiles import RecipeSource, load_profile
 from model_props.verdicts.study import SCHEMA_VERSION, SeedStudy, load_study
 
@@ -109,7 +109,7 @@ def test_a_replication_tells_more_seeds_deciding_a_part_from_a_failed_replicatio
 def test_a_study_whose_held_out_seeds_do_not_confirm_it_is_not_written(tiny, tmp_path, capsys):
     """Every held-out estimate moved far outside the setting seeds' prediction intervals: the study is refused,
     naming the estimates, and nothing is written."""
-    from model_props.session.study_checks import confirm
+    from model_props.study.checks import confirm
 
     settings, folder = tiny
     data = json.loads((folder / "tiny-seeds.json").read_text())
@@ -278,7 +278,7 @@ def test_the_reproduction_rule_rarely_fails_a_seed_of_the_study_itself():
 
 def test_the_live_seed_is_in_no_study():
     """The committed study holds neither the smoke profile's live seed nor the seed of its independent runs."""
-    from model_props.session.pairs import CONTROL_SEED_OFFSET
+    from model_props.store.pairs import CONTROL_SEED_OFFSET
 
     committed, profile = load_study("smoke"), load_profile("smoke")
     live = {r.seed for r in profile.recipes.values()}
@@ -304,9 +304,9 @@ def test_each_training_seed_draws_its_own_measurement_sample_shared_by_every_rec
     """The two-stage design: two seeds of one recipe are measured on different samples (the tiny ViT's test images
     differ), two recipes of one seed index on the same one (every report of a seed store is drawn with that seed's
     sample seed), and a user's model on --claims-seed's sample as before."""
-    import model_props.session.pairs as pairs
-    from model_props.session.store import ModelStore, sample_seed
-    from model_props.session.tasks import seed_store
+    import model_props.store.pairs as pairs
+    from model_props.store.model_store import ModelStore, sample_seed
+    from model_props.store.tasks import seed_store
 
     settings, _ = tiny
     drawn: dict[tuple[int, str], int] = {}
@@ -385,10 +385,10 @@ def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers
     nothing in the test process."""
     import shutil
 
-    from model_props.session.canaries import judged_study
     from model_props.session.pretraining import pretrain, reproduction_reads
     from model_props.session.reproduction import reproduction
-    from model_props.session.store import ModelStore
+    from model_props.store.model_store import ModelStore
+    from model_props.study.canaries import judged_study
 
     settings, _ = tiny
     cache = tmp_path / "cache"

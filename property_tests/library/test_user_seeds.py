@@ -13,10 +13,10 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from model_props.session.samples import sample_seed_of
-from model_props.session.settings import Settings
-from model_props.session.store import ModelStore
-from model_props.session.tasks import seed_store
+from model_props.config.settings import Settings
+from model_props.store.model_store import ModelStore
+from model_props.store.samples import sample_seed_of
+from model_props.store.tasks import seed_store
 from model_props.testing.coverage import two_stage_coverage
 from model_props.zoo import build_model
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..anatomy import Anatomy, anatomy
 from ..cache import sha256_file
+from ..config.settings import Settings
 from ..data import ImageDataset, Split, load_dataset
 from ..data.datasets import DEADLEAVES, split_size
 from ..measurements.inputs import TrainingLoss
@@ -28,7 +29,6 @@ from ..zoo.pretrained import parse_pretrained
 from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
 from .samples import identity, sample_seed
-from .settings import Settings
 from .tested import ModelUnderTest, anatomy_on_cpu
 from .weights import load_user_checkpoint
 

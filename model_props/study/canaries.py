@@ -1,6 +1,6 @@
 """Running a seed study's canaries: the study itself, shrunk, so that later code is judged by what it computes.
 
-A canary run is :func:`~.study.seed_estimates` on the profile with :data:`CANARY` laid over it: every recipe trained
+A canary run is :func:`~.run.seed_estimates` on the profile with :data:`CANARY` laid over it: every recipe trained
 for 2 optimizer steps of 32 images (warm-up checkpoint at step 1), every report kind measured on a few images
 (2 Hessian batches of 8, 2 PGD steps, ...), and every claim part's statistic computed on the result. So it runs the
 code paths the study ran (training, data, models, anatomy, every measurement kind, every claim's statistics) at
@@ -27,13 +27,13 @@ from typing import Any
 
 from ..cache import atomic_write
 from ..claims import get_claim, list_claims
+from ..config.settings import Settings
 from ..errors import StudyError
 from ..provenance import provenance
+from ..store.model_store import ModelStore
 from ..verdicts.canaries import ALL, CANARY_SCHEMA, CanaryRecord, code_digest, machine_kind, recipe_data
 from ..verdicts.study import SeedStudy, read_fixture, regenerate
-from .settings import Settings
-from .store import ModelStore
-from .study import seed_estimates
+from .run import seed_estimates
 
 __all__ = [
     "CANARY",
@@ -79,7 +79,7 @@ def _one_thread() -> Iterator[None]:
 
 
 def run_canaries(settings: Settings, seed: int, only: Sequence[str] | None = None) -> dict[str, Any]:
-    """One canary seed (:func:`~.study.seed_estimates` on :func:`canary_settings`), on one torch thread."""
+    """One canary seed (:func:`~.run.seed_estimates` on :func:`canary_settings`), on one torch thread."""
     with _one_thread():
         return seed_estimates(canary_settings(settings), seed, only)
 

@@ -2,8 +2,8 @@
 
 A seed study submits one task per (seed, model, report kind, checkpoint) that its claims read, so that the
 workers share the measuring evenly; each report lands in the shared measurement cache, where the per-seed
-estimates (:func:`~model_props.session.study.seed_estimates`) then read it; which reports a study reads is
-:func:`~model_props.session.study.reports_read`.
+estimates (:func:`~model_props.study.run.seed_estimates`) then read it; which reports a study reads is
+:func:`~model_props.study.run.reports_read`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ..config.settings import Settings
 from ..training.loop import Checkpoint
-from .settings import Settings
-from .store import ModelStore
+from .model_store import ModelStore
 
 __all__ = ["Request", "measure_report", "seed_store"]
 

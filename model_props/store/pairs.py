@@ -33,15 +33,15 @@ from .tested import ModelUnderTest, anatomy_on_cpu
 
 if TYPE_CHECKING:
     from ..anatomy import Anatomy
+    from ..config.settings import Settings
     from ..data import ImageDataset
     from ..measurements.registry import MeasureInput
     from ..training.profiles import Profile
     from ..training.recipes import MeasurementSettings
-    from .settings import Settings
 
 
 class Store(Protocol):
-    """What this module reads of :class:`~.store.ModelStore` (not imported: the store imports this module)."""
+    """What this module reads of :class:`~.model_store.ModelStore` (not imported: the store imports this module)."""
 
     settings: Settings
 

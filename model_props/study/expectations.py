@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..claims import list_claims
+from ..config.settings import Settings
 from ..errors import StudyError
 from ..verdicts.snapshot import changed_parts, diff, load_snapshot, render, snapshot_name, snapshot_of_study
 from ..verdicts.study import load_study, regenerate
-from .settings import Settings
 
 __all__ = ["compare_snapshot"]
 

@@ -8,7 +8,7 @@ it resumes only from the machine's cache. So a study *generation* lives in the r
   (each recipe's :func:`~model_props.verdicts.canaries.recipe_data`, each claim's rules and measurement settings,
   the measurement seed) and, where the active study is of that same data, the seeds it takes from it (``base``);
 - ``model-props seed-study --seed K`` trains and measures seed K alone and writes ``seed-K.json``: its estimates
-  (:func:`~.study.seed_estimates`), the first canary seed as the code that built it computes it
+  (:func:`~.run.seed_estimates`), the first canary seed as the code that built it computes it
   (:func:`~.canaries.run_canaries`), that code's :func:`~model_props.verdicts.canaries.code_digest` per claim, the
   machine and the commit. A shard that exists is never rebuilt: a build resumes from the committed shards;
 - ``model-props seed-study --assemble`` checks every shard against the plan and against the study's canary record
@@ -33,14 +33,14 @@ from typing import Any
 
 from ..cache import atomic_write
 from ..claims import get_claim, list_claims
+from ..config.settings import Settings
 from ..errors import StudyError
 from ..provenance import commit, provenance
 from ..verdicts.canaries import ALL, CanaryRecord, code_digest, machine_kind, recipe_data
 from ..verdicts.study import SET_SEEDS, claim_fingerprint, load_study
 from .canaries import CANARY, load_canaries, run_canaries
-from .settings import Settings
-from .study import merge_seeds, study_data, study_estimates, write_study
-from .study_checks import check_seeds
+from .checks import check_seeds
+from .run import merge_seeds, study_data, study_estimates, write_study
 
 __all__ = ["GENERATION_SCHEMA", "Generation", "generations", "plan_generation", "build_shard", "assemble"]
 
@@ -217,7 +217,7 @@ def _shard_moved(settings: Settings, record: CanaryRecord | None, shard: Mapping
 
 
 def _seed_of(study: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """One seed's estimates out of a study's JSON, as :func:`~.study.seed_estimates` gives them."""
+    """One seed's estimates out of a study's JSON, as :func:`~.run.seed_estimates` gives them."""
     i = list(study["seeds"]).index(seed)
     claims = {cid: {**{k: e[k] for k in ("evaluated_on", "not_applicable")},
                     "parts": {p: {"not_applicable": r["not_applicable"], "unreadable": r["unreadable"],

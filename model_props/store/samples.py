@@ -15,7 +15,7 @@ from ..verdicts.stats import MIN_SEEDS
 from .tested import ModelUnderTest
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from ..config.settings import Settings
 
 __all__ = ["sample_seed", "replica_sample_seed", "replica_files", "sample_seed_of", "identity"]
 
@@ -56,12 +56,12 @@ def replica_files(settings: Settings) -> frozenset[Path]:
 
 
 def sample_seed_of(store: Any, tested: ModelUnderTest) -> int:
-    """(``store``: a :class:`~.store.ModelStore`.) The seed of the sample every report of ``tested``, and of a pair
+    """(``store``: a :class:`~.model_store.ModelStore`.) The seed of the sample every report of ``tested``, and of a pair
     it leads, is drawn with. One of :func:`replica_files` (or a mutant of it) has its own,
     :func:`replica_sample_seed` of its file's sha256: replica i is the draw (training seed i, sample i) of the
     two-stage design, and its pair reports (against the partner's run, its seed control replica i + 1, the null)
     are all on sample i. Every other model is measured on the session's
-    :attr:`~.store.ModelStore.sample_seed`: the profile's recipes (the study seeds' and the live seed's samples,
+    :attr:`~.model_store.ModelStore.sample_seed`: the profile's recipes (the study seeds' and the live seed's samples,
     and so every cached report of theirs, unchanged), their runs and controls, and a user's single checkpoint (whose
     comparisons with the references pair on that one sample)."""
     if tested.checkpoint_sha256 is not None and tested.checkpoint in replica_files(store.settings):
@@ -70,7 +70,7 @@ def sample_seed_of(store: Any, tested: ModelUnderTest) -> int:
 
 
 def identity(store: Any, tested: ModelUnderTest, kind: str, sampling: str) -> str:
-    """(``store``: a :class:`~.store.ModelStore`, which calls this.) The identity of the samples a ``kind`` report of ``tested`` is measured on: equal identities mean the
+    """(``store``: a :class:`~.model_store.ModelStore`, which calls this.) The identity of the samples a ``kind`` report of ``tested`` is measured on: equal identities mean the
     same test images (and noise draws), or the same augmented Hessian batches, so comparisons pair them. A report on
     a sample other than the session's (:func:`sample_seed_of`) names its sample seed."""
     own = sample_seed_of(store, tested)

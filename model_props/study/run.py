@@ -7,7 +7,7 @@ per seed computes each claim part's statistic on each model it reads, on the see
 fingerprints of what produced them, never a verdict: verdicts are computed from them at test time.
 
 The study is a two-stage sample: each training seed draws its own measurement sample (test images, noise, attack
-starts, corruption draws, probe splits, Hessian batches; :attr:`~.store.ModelStore.sample_seed`), shared by every
+starts, corruption draws, probe splits, Hessian batches; :attr:`~model_props.store.model_store.ModelStore.sample_seed`), shared by every
 recipe of that seed, so comparisons are paired by seed index. It never holds the profile's live seed (the seed a
 session trains with) nor the independent runs' seeds beside it: the live run must be a draw the study predicts.
 Before writing, the held-out seeds must confirm the setting seeds: at least 90 % of their estimates inside the
@@ -36,9 +36,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..claims import Claim, Part, get_claim, list_claims
+from ..config.settings import Settings
 from ..errors import NotApplicable
 from ..execution import executor
 from ..provenance import provenance
+from ..store.model_store import ModelStore, sample_seed
+from ..store.tasks import Request, measure_report, seed_store
 from ..training.parallel import train_until
 from ..training.schedule import longest_first
 from ..verdicts.evidence import point_value
@@ -48,10 +51,7 @@ from ..verdicts.study import (
     claim_fingerprint,
     recipe_fingerprint,
 )  # fmt: skip
-from .settings import Settings
-from .store import ModelStore, sample_seed
-from .study_checks import check_seeds, claim_ids, confirm, study_to_extend
-from .tasks import Request, measure_report, seed_store
+from .checks import check_seeds, claim_ids, confirm, study_to_extend
 
 __all__ = ["PartRead", "part_reads", "reports_read", "run_study", "seed_estimates", "study_estimates", "study_data",
            "write_study", "merge_seeds"]  # fmt: skip
@@ -269,7 +269,7 @@ def study_data(settings: Settings, seeds: Sequence[int], merged: dict[str, Any],
 
 def write_study(settings: Settings, data: dict[str, Any], path: Path) -> Path:
     """Write the study ``data`` to ``path`` and its page beside it, if its held-out seeds confirm it (:func:`confirm`)."""
-    from .study_report import study_markdown
+    from .report import study_markdown
 
     study = confirm(data, path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..claims import list_claims
+from ..config.settings import Settings
 from ..errors import StudyError, choices
+from ..store.pairs import CONTROL_SEED_OFFSET
 from ..verdicts.study import SCHEMA_VERSION, SeedStudy, recipe_fingerprint, regenerate
-from .pairs import CONTROL_SEED_OFFSET
-from .settings import Settings
 
 __all__ = ["forbidden_seeds", "check_seeds", "confirm", "claim_ids", "study_to_extend"]
 

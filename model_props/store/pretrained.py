@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..claims.base import Part
+from ..config.settings import Settings
 from ..data import Split
 from ..data.folder import class_folders, evaluation_root, read_folder
 from ..errors import ConfigError
 from ..measurements.inputs import TrainingLoss
 from ..zoo.pretrained import Pretrained, label_indices, load_pretrained
-from .settings import Settings
 from .tested import ModelUnderTest, anatomy_on_cpu
 
 __all__ = ["FolderData", "read_images", "pretrained_under_test", "folder_skip", "FOLDER_LOSS"]
@@ -77,7 +77,7 @@ def read_images(root: Path, loaded: Pretrained, n_images: int, *, seed: int = 0)
 
 
 class _Store(Protocol):
-    """What a pretrained model needs of the :class:`~.store.ModelStore` (which imports this module)."""
+    """What a pretrained model needs of the :class:`~.model_store.ModelStore` (which imports this module)."""
 
     @property
     def settings(self) -> Settings: ...
