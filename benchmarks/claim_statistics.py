@@ -25,7 +25,8 @@ from provenance import record
 from model_props.claims import list_claims
 from model_props.config.settings import Settings
 from model_props.errors import NotApplicable
-from model_props.session.evidence import _Live
+from model_props.session.judging import _Live
+from model_props.session.routes import route_of
 from model_props.store.model_store import ModelStore
 from model_props.verdicts import judge
 from model_props.verdicts import stats as stats_module
@@ -61,7 +62,7 @@ def main() -> None:
             tested = store.get(name)
             if claim.skip_reason(tested.anatomy, name, store.profile.recipes) is None:
                 try:
-                    evidence.append(_Live(store, tested, {}).evidence(claim))
+                    evidence.append(_Live(store, tested, {}, route_of(store, tested)).evidence(claim))
                 except NotApplicable:
                     continue
     judge_module = importlib.import_module("model_props.verdicts.judge")  # the package exports judge(), the function

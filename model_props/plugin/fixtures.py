@@ -50,7 +50,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     """``check_claim(claim, model_under_test, record=True, substitutes=None, scope=None) -> ClaimOutcome``.
 
     Skips (with the reason) when the claim does not apply; otherwise judges it at the scope the model allows
-    (:mod:`model_props.session.evidence`: architecture for the references, from the seed study and against the
+    (:mod:`model_props.session.judging`: architecture for the references, from the seed study and against the
     expectation snapshot, and for a model given several checkpoints; checkpoint for one set of weights), labels the
     Allure result, attaches the figure and the numbers, and records the verdict for ``reports/summary.json``
     (unless ``record=False``, e.g. mutants). ``substitutes`` maps a model name to a model to read instead (a mutant
@@ -63,7 +63,7 @@ def check_claim(model_store, request: pytest.FixtureRequest):
     from ..reporting.figures import raw_measurements
     from ..reporting.study_figure import study_figure_png
     from ..reporting.summary import judgement_record, model_facts, skip_record
-    from ..session.evidence import judge_claim
+    from ..session.judging import judge_claim
 
     def check(claim, tested, *, record: bool = True, substitutes=None, scope: str | None = None):
         allure_labels(claim, tested.name)

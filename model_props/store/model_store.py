@@ -284,7 +284,7 @@ class ModelStore:
         """A user's image folder as a dataset of the store (its name keys every measurement on it)."""
         if folder.name not in self._data:
             # the fit report reads a training split; without train/ it reads the test images in its place, and
-            # every part that reads training images is skipped (session.evidence), so those numbers are never read
+            # every part that reads training images is skipped (session.judging), so those numbers are never read
             train = folder.train if folder.train is not None else folder.test
             empty = Split(folder.test.images[:0], folder.test.labels[:0])
             self._data[folder.name] = ImageDataset(folder.name, classes, train, empty, folder.test)

@@ -10,7 +10,7 @@ import pytest
 import model_props.reporting.figure_cache as figure_cache
 from model_props.claims import get_claim
 from model_props.reporting.figure_cache import cached_figure_png, figure_key
-from model_props.session.evidence import judge_claim
+from model_props.session.judging import judge_claim
 from model_props.session.live import needs_switch, not_live_claim
 
 

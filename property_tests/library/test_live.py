@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from model_props.claims import get_claim
-from model_props.session.evidence import _Live, judge_claim
+from model_props.session.judging import _Live, judge_claim
 from model_props.session.routes import route_of
 from model_props.store.model_store import ModelStore, ModelUnderTest
 from model_props.study.canaries import judged_study

@@ -186,7 +186,7 @@ def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inpro
     reference ResNet (the ViT's seed control and the untrained null stay), judged about these weights."""
     import json
 
-    from model_props.session.evidence import judge_claim
+    from model_props.session.judging import judge_claim
 
     claim = get_claim("raghu2021.vit-lower-like-resnet-mid")
     settings = model_store.settings
