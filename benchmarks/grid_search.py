@@ -28,6 +28,7 @@ import os
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from provenance import record
 
@@ -147,7 +148,7 @@ def reproduce(
         recipe = grid(profile, [(r["model"], r["lr"], r["warmup_steps"])])[0]
         return _trained_as(held, recipe) is None, r["train_seconds"]
 
-    stale: dict[str, dict] = {}
+    stale: dict[str | None, dict] = {}
     for r in rows:
         h = r.get("code_hash")
         if h != code_hash() and (h not in stale or cost(r) < cost(stale[h])):
@@ -221,7 +222,7 @@ def write(
     prov = record(__file__)
     prov["machine"]["torch_threads"] = threads  # per run, not this process's
     extended = {m: sorted({r["lr"] for r in rows if r["model"] == m} - set(lrs)) for m in best}
-    data = {
+    data: dict[str, Any] = {
         "profile": profile,
         "date": date.today().isoformat(),
         "grid": {

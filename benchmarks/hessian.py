@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -48,6 +50,7 @@ def main() -> None:
     for name in args.models:
         tested = store.get(name, "warmup")
         recipe = tested.recipe
+        assert recipe is not None  # a reference, trained here by its recipe
         data = store.dataset(recipe.dataset)
         batches = spectrum_batches(
             training_split(recipe, data),
@@ -61,7 +64,7 @@ def main() -> None:
         for b, (x, target) in enumerate(batches):
             with hessian_operator(tested.model, x, target, weight_decay=recipe.weight_decay, name=name) as hvp:
                 timings = {}
-                solvers = {
+                solvers: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
                     "power": (power_iteration_top_k, {"seed": b}),
                     "fast": (lanczos_top_k, {"tol": m.hessian_tol, "seed": b}),
                     "reference": (lanczos_top_k, {"tol": 1e-10, "max_iter": 400, "seed": b + 1}),

@@ -102,7 +102,7 @@ def block_fwd_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, 
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
         tangent = {n: c.reshape(s).to(dtype) for n, c, s in zip(names, v.split(sizes), shapes)}
-        _, out = jvp(grad(loss), (named,), (tangent,))
+        out = jvp(grad(loss), (named,), (tangent,))[1]
         return torch.cat([out[n].reshape(-1) for n in names]).to(v.dtype)
 
     with _measurement_state(model):
@@ -157,7 +157,7 @@ def curvlinops_eigsh(
     model: nn.Module, x: torch.Tensor, target: torch.Tensor, weight_decay: float, k: int, *, tol: float, seed: int
 ) -> EigenResult:
     """``eigsh(which="LM")`` on curvlinops' Hessian operator of the mean NLL, plus ``weight_decay * v``."""
-    from curvlinops import HessianLinearOperator
+    from curvlinops import HessianLinearOperator  # type: ignore[import-untyped]
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     params = [p for p in model.parameters() if p.requires_grad]
@@ -302,6 +302,7 @@ def main() -> None:
     for model_name in args.models:
         tested = store.get(model_name, "warmup")
         recipe = tested.recipe
+        assert recipe is not None  # a reference, trained here by its recipe
         data = store.dataset(recipe.dataset)
         loss = TrainingLoss.of(recipe)
         ((x, target),) = spectrum_batches(

@@ -35,9 +35,12 @@ OUT = Path(__file__).resolve().parent / "results" / "live_null.json"
 def false_failures(reference: str, replicates: int, seed: int) -> dict:
     """One reference's simulated false-failure rate (module docstring)."""
     profile, study, snapshot = load_profile("smoke"), load_study("smoke"), load_snapshot("smoke")
+    assert study is not None, "the smoke profile has a seed study"
     statistics = [s for s in family(study, profile, reference, snapshot, profile.references.__contains__)
                   if all(v is not None for v in s.values)]  # fmt: skip
-    x = np.array([[s.scale.to(v) for v in s.values] for s in statistics]).T  # (k, n) on each statistic's scale
+    x = np.array(
+        [[s.scale.to(v) for v in s.values if v is not None] for s in statistics]
+    ).T  # (k, n) on each statistic's scale
     k = x.shape[0]
     rng = np.random.default_rng(seed)
     residuals = (x - x.mean(axis=0)) / math.sqrt(k - 1)  # covariance = residualsᵀ residuals

@@ -22,12 +22,12 @@ from provenance import record
 from model_props.anatomy import anatomy, capture
 from model_props.cache import default_cache_dir
 from model_props.data import load_dataset
+from model_props.measurements.units import measure_units
 from model_props.measures import (
     MinibatchCKA,
     attention_distance,
     feature_variance,
     high_frequency,
-    measure_units,
     skip_norm_ratio,
 )
 from model_props.training.profiles import load_profile
@@ -71,7 +71,7 @@ def main() -> None:
     for name in args.models:
         model = build_model(name, num_classes=10, arch_kwargs=profile.recipes[name].arch).eval()
         anat = anatomy(model)
-        times = {"one_pass": [], "one_pass_per_measure": []}
+        times: dict[str, list[float]] = {"one_pass": [], "one_pass_per_measure": []}
         for _ in range(args.repeats):  # interleaved, so that both orders see the same machine state
             start = time.perf_counter()
             measure_units(model, anat, data.test, n_images=args.images, batch_size=batch)

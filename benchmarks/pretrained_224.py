@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,9 @@ def make_folder(root: Path, per_class: int, size: int = 256) -> list[str]:
             folder.mkdir(parents=True, exist_ok=True)
             for i in range(per_class):
                 small = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
-                Image.fromarray(small).resize((size, size), Image.BICUBIC).save(folder / f"{i}.jpg", quality=90)
+                Image.fromarray(small).resize((size, size), Image.Resampling.BICUBIC).save(
+                    folder / f"{i}.jpg", quality=90
+                )
     return synsets
 
 
@@ -65,7 +68,7 @@ def make_weights(name: str, path: Path) -> None:
     from safetensors.torch import save_file
 
     torch.manual_seed(0)
-    net = timm.create_model(name, pretrained=False)
+    net: Any = timm.create_model(name, pretrained=False)  # timm's models are nn.Modules with get_classifier()
     with torch.no_grad():
         net.get_classifier().bias[0] += 50.0  # always the first synset: accuracy 1/10, above chance
     save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(path))
@@ -119,7 +122,8 @@ def time_other_kinds(spec: str, data: Path, images: int, cache: Path, done: set[
         else:
             field = fields[kind]
             n_full, n_sample = min(getattr(full, field), images), sample
-        settings = dataclasses.replace(full, **{field: n_sample})
+        changes: dict[str, Any] = {field: n_sample}
+        settings = dataclasses.replace(full, **changes)
         start = time.perf_counter()
         measure(kind, store.measure_input(tested), settings, seed=0, cache_dir=None)
         seconds = time.perf_counter() - start

@@ -290,9 +290,9 @@ def main() -> None:
     if "cold-all" in args.what:  # every variant and independent run live too, on a fresh cache of its own
         every = Path(tempfile.mkdtemp(prefix="model-props-bench-all-"))
         start = time.time()
-        pids: list[int] = []
-        results["cold_all"] = stamped(run([*subset, "--claims-live=all"], every, pids), stamp)
-        results["cold_all"]["phases"] = phases(every, start, pids[0])
+        pids_all: list[int] = []
+        results["cold_all"] = stamped(run([*subset, "--claims-live=all"], every, pids_all), stamp)
+        results["cold_all"]["phases"] = phases(every, start, pids_all[0])
         print(f"cold --claims-live=all phases: {results['cold_all']['phases']}", flush=True)
     if "train" in args.what:
         results["train"] = stamped(train(), stamp)
