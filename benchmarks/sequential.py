@@ -35,7 +35,7 @@ from scipy import stats as sps
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, OnLooks, judge
+from model_props.verdicts import Evidence, Looked, judge, looked_until_decided
 from model_props.verdicts.sequential import crossing, design
 
 OUT = Path(__file__).resolve().parent / "results" / "sequential.json"
@@ -94,7 +94,9 @@ def judged(kind: Kind, subject: np.ndarray, versus: np.ndarray | None) -> tuple[
     def looked(name: str, values: np.ndarray) -> Looked:
         return Looked(name, lambda n: Units(values[:n]), len(values), "the replicate's units")
 
-    evidence = OnLooks(looked("model", subject), looked("other", versus) if versus is not None else None)
+    evidence = looked_until_decided(
+        claim, part, looked("model", subject), looked("other", versus) if versus is not None else None
+    )
     outcome = judge(Evidence(claim, "model", "checkpoint", {"p": evidence})).parts[0]
     return outcome.verdict, outcome.estimate.n if outcome.estimate is not None else kind.n_max
 

@@ -36,7 +36,7 @@ from ..store.pairs import pair_reports, sample_size
 from ..store.pretrained import folder_skip
 from ..store.tested import ModelUnderTest
 from ..study.canaries import judged_study
-from ..verdicts import Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, judge, point_value
+from ..verdicts import Evidence, Looked, Measured, OnReports, PerSeed, Skipped, judge, looked_until_decided, point_value
 from ..verdicts.evidence import AgainstSeeds, PartEvidence
 from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route
@@ -186,7 +186,9 @@ class _Live:
                 weights_first = (part.subject or self.tested.name) == self.tested.name
                 return AgainstSeeds(self.measured(self.tested.name, part), recipe, tuple(seeds), weights_first)
             if sequential(part):
-                return OnLooks(self.looked(part.subject, part), self.looked(part.versus, part) if part.versus else None)
+                versus = self.looked(part.versus, part) if part.versus else None
+                return looked_until_decided(claim, part, self.looked(part.subject, part), versus,
+                                            seed=self.store.settings.seed, n_boot=self.store.profile.measurement.n_boot)  # fmt: skip
             subject = self.measured(part.subject, part)
             return OnReports(subject, self.measured(part.versus, part) if part.versus else None)
         except NotApplicable as exc:

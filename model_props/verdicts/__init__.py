@@ -13,7 +13,7 @@ plugin or the reporting, which gather the evidence and show the verdicts.
 """
 
 from .evidence import AgainstSeeds, Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
-from .judge import judge
+from .judge import judge, looked_until_decided
 from .outcome import (
     ClaimContradicted,
     ClaimInconclusive,
@@ -24,6 +24,6 @@ from .outcome import (
 )
 
 __all__ = [
-    "Evidence", "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "point_value", "judge", "ClaimContradicted",
+    "Evidence", "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "point_value", "judge", "looked_until_decided", "ClaimContradicted",
     "ClaimInconclusive", "ClaimOutcome", "ExpectationMismatch", "Expected", "PartOutcome",
 ]  # fmt: skip

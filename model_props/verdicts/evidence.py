@@ -1,13 +1,15 @@
 """The evidence a claim is judged on: per part, what it reads at its scope, or why it cannot be read.
 
 The session gathers it (the models and reports a part reads, the study's per-seed estimates, the skip rules) and
-the judge (:func:`~.judge.judge`) is a function of it: nothing here calls back into the session but a
-:class:`Looked` report, which measures the prefix the judge asks for.
+the judge (:func:`~.judge.judge`) is a function of it: plain data, nothing here calls back into the session. A part
+judged sequentially is measured look by look by the gatherer (:func:`~.judge.looked_until_decided`, on
+:class:`Looked` reports, which measure the prefix it asks for), and its evidence is the reports at the look that
+stopped it.
 
 - :class:`OnReports` (checkpoint scope): the report of the model a part reads (and of the model it compares
   with), each with the identity of the samples it was measured on; equal identities pair the comparison.
-- :class:`OnLooks` (checkpoint scope, a part judged sequentially, :mod:`.sequential`): the same, look by look, so
-  that the judge stops measuring once the part is decided.
+- :class:`OnLooks` (checkpoint scope, a part judged sequentially, :mod:`.sequential`): the reports at the look
+  that decided the part (or the last), so that measuring stopped there.
 - :class:`AgainstSeeds` (checkpoint scope, a part comparing the weights with a recipe this session does not
   train): the weights' report, and the recipe's per-seed estimates from the seed study (:mod:`.against_seeds`).
 - :class:`PerSeed` (architecture scope): one estimate per training seed of each model a part reads; two series of
@@ -52,9 +54,9 @@ class OnReports:
 
 @dataclass(frozen=True)
 class Looked:
-    """A report measured look by look: ``at(n)`` is the report on the first ``n`` of its ``size`` sampling units in
-    one seeded order (a prefix of the whole report, measured when first asked for); ``samples`` as
-    :class:`Measured`'s."""
+    """A report the gatherer measures look by look (:func:`~.judge.looked_until_decided`; not evidence): ``at(n)`` is
+    the report on the first ``n`` of its ``size`` sampling units in one seeded order (a prefix of the whole report,
+    measured when first asked for); ``samples`` as :class:`Measured`'s."""
 
     name: str
     at: Callable[[int], Any]
@@ -64,10 +66,12 @@ class Looked:
 
 @dataclass(frozen=True)
 class OnLooks:
-    """A checkpoint-scope part judged sequentially (:mod:`.sequential`): its reports, look by look."""
+    """A checkpoint-scope part judged sequentially (:mod:`.sequential`): its reports at look ``look`` (0-based) of
+    the design over ``size`` sampling units, the first look that decided it or the last."""
 
-    subject: Looked
-    versus: Looked | None = None
+    reports: OnReports
+    look: int
+    size: int
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
   sample identities) is bootstrapped paired, otherwise as two samples. Below 30 units (16 CKA mini-batches) the
   interval is the jackknife t's instead, the percentile bootstrap being too narrow there (:mod:`.small_sample`).
 - **checkpoint, sequential** (:class:`~.evidence.OnLooks`): the same bootstrap on the first n_k sampling units at
-  each look k of a group-sequential design (:mod:`.sequential`); the part stops at the first look whose repeated
+  each look k of a group-sequential design (:mod:`.sequential`), measured look by look by the gatherer
+  (:func:`looked_until_decided`, which judges each look as the judge does); the part stops at the first look whose repeated
   interval, estimate +- c_k standard errors, decides it (an equivalence: inside the margin, or wholly outside it),
   and carries the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)):
   the bootstrap variance of a mean is the plug-in (n - 1) / n of the t variance s^2 / n that c_k is carried to
@@ -39,9 +40,9 @@ from ..claims.base import Claim, Part
 from ..errors import ModelPropsError, NotApplicable
 from .against_seeds import against_seeds
 from .disputed import disputed_side
-from .evidence import AgainstSeeds, Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .evidence import AgainstSeeds, Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
-from .sequential import critical_t, design, repeated_p
+from .sequential import Design, critical_t, design, repeated_p
 from .small_sample import one_sample, two_sample
 from .stats import (
     MIN_SEEDS,
@@ -54,7 +55,7 @@ from .stats import (
     welch_interval,
 )  # fmt: skip
 
-__all__ = ["judge"]
+__all__ = ["judge", "looked_until_decided"]
 
 
 def _undefined(part: Part, model: str, value: float, where: str) -> str:
@@ -113,27 +114,21 @@ def _on_reports(part: Part, evidence: OnReports, level: float, seed: int, n_boot
                     degenerate=_degenerate(part, two.replicates, f"resample of its {part.sampling}"))  # fmt: skip
 
 
-def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: int, parts: int) -> PartOutcome:
-    """Look by look over the reports' shared seeded order (module docstring); ``parts``: the claim's part count,
-    which bounds the Holm levels the repeated p-value is rounded up to."""
-    looked = [m for m in (evidence.subject, evidence.versus) if m is not None]
-    d = design(min(m.size for m in looked), alpha=1.0 - level)
-    c = [float(x) for x in critical_t(d)]
-    for k, n in enumerate(d.sizes):
-        subject, *versus = (Measured(m.name, m.at(n), m.samples) for m in looked)
-        # a look's interval is built on its bootstrap's (scaled) standard error, never a jackknife's
-        fixed = _on_reports(part, OnReports(subject, versus[0] if versus else None), level, seed, n_boot,
-                            jackknife=False)  # fmt: skip
-        if fixed.estimate is None:  # skipped: undefined, or too few samples
-            return fixed
-        e = fixed.estimate
-        se = e.standard_error * math.sqrt(n / (n - 1))  # the t standard error (module docstring)
-        at_look = dataclasses.replace(e, low=e.value - c[k] * se, high=e.value + c[k] * se,
-                                      method=f"repeated interval of the {e.method}'s standard error",
-                                      repeated=Repeated(se, c[k], k, d.sizes))  # fmt: skip
-        verdict = decide(at_look, part.direction, part.threshold)
-        if verdict != "inconclusive":
-            break
+def _at_look(part: Part, reports: OnReports, k: int, d: Design, level: float, seed: int, n_boot: int,
+             parts: int) -> PartOutcome:  # fmt: skip
+    """The part at look ``k`` of design ``d``, on reports of its first ``d.sizes[k]`` units (module docstring);
+    ``parts``: the claim's part count, which bounds the Holm levels the repeated p-value is rounded up to."""
+    n, c = d.sizes[k], float(critical_t(d)[k])
+    # a look's interval is built on its bootstrap's (scaled) standard error, never a jackknife's
+    fixed = _on_reports(part, reports, level, seed, n_boot, jackknife=False)
+    if fixed.estimate is None:  # skipped: undefined, or too few samples
+        return fixed
+    e = fixed.estimate
+    se = e.standard_error * math.sqrt(n / (n - 1))  # the t standard error (module docstring)
+    at_look = dataclasses.replace(e, low=e.value - c * se, high=e.value + c * se,
+                                  method=f"repeated interval of the {e.method}'s standard error",
+                                  repeated=Repeated(se, c, k, d.sizes))  # fmt: skip
+    verdict = decide(at_look, part.direction, part.threshold)
     gap = {"greater": part.threshold - e.value, "less": e.value - part.threshold,  # > 0: on the contradicting side
            "within": abs(e.value) - abs(part.threshold)}[part.direction]  # fmt: skip
     far = gap / se if se else math.copysign(math.inf, gap) if gap else 0.0
@@ -142,6 +137,37 @@ def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: in
             f"{len(d.sizes)}, on {n} of {d.sizes[-1]} {part.sampling} (O'Brien-Fleming spending)")  # fmt: skip
     return dataclasses.replace(fixed, verdict=verdict, estimate=at_look, p_contradiction=p, note=note,
                                sample=d.sizes[-1])  # fmt: skip
+
+
+def looked_until_decided(claim: Claim, part: Part, subject: Looked, versus: Looked | None = None, *, seed: int = 0,
+                         n_boot: int = N_BOOT) -> OnLooks:  # fmt: skip
+    """The gatherer's loop of a sequential part: measure its reports look by look over their shared seeded order and
+    stop at the first look that decides it (or that skips it), else at the last; the evidence is the reports at that
+    look. ``seed`` and ``n_boot`` are the judge's, so that it finds the same look decided."""
+    looked = [m for m in (subject, versus) if m is not None]
+    d = design(min(m.size for m in looked), alpha=1.0 - claim.level)
+    for k, n in enumerate(d.sizes):
+        first, *other = (Measured(m.name, m.at(n), m.samples) for m in looked)
+        reports = OnReports(first, other[0] if other else None)
+        outcome = _at_look(part, reports, k, d, claim.level, seed, n_boot, len(claim.parts))
+        if outcome.estimate is None or outcome.verdict != "inconclusive":
+            break
+    return OnLooks(reports, k, d.sizes[-1])
+
+
+def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: int, parts: int) -> PartOutcome:
+    """The part at the look its gatherer stopped at (:func:`looked_until_decided`); an undecided look before the
+    last is an error, as is a report of another size than the look's: the rule reads on to the next look."""
+    d = design(evidence.size, alpha=1.0 - level)
+    sizes = {m.report.size(part.sampling) for m in (evidence.reports.subject, evidence.reports.versus) if m}
+    if sizes != {d.sizes[evidence.look]}:
+        raise ValueError(f"[{part.name}] look {evidence.look + 1} reads {d.sizes[evidence.look]} {part.sampling}, "
+                         f"and its reports have {sorted(sizes)}")  # fmt: skip
+    outcome = _at_look(part, evidence.reports, evidence.look, d, level, seed, n_boot, parts)
+    if outcome.estimate is not None and outcome.verdict == "inconclusive" and evidence.look < len(d.sizes) - 1:
+        raise ValueError(f"[{part.name}] undecided at look {evidence.look + 1} of {len(d.sizes)}: the sequential "
+                         "rule reads on to the next look")  # fmt: skip
+    return outcome
 
 
 def _defined(values: Sequence[float | None]) -> int:

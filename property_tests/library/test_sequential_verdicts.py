@@ -1,5 +1,6 @@
-"""Sequential checkpoint verdicts (docs/design.md#sequential-checkpoint-verdicts): the judge on hand-made looked
-reports stops at the first look that decides a part and reads no further, uses the whole sample when nothing is
+"""Sequential checkpoint verdicts (docs/design.md#sequential-checkpoint-verdicts): the gatherer's loop on hand-made
+looked reports stops at the first look that decides a part and reads no further, the judge refuses evidence stopped at
+an undecided look, uses the whole sample when nothing is
 decided, and hands Holm a repeated p-value rounded up to Holm's own levels."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend"
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, OnLooks, judge
+from model_props.verdicts import Evidence, Looked, Measured, OnLooks, OnReports, judge, looked_until_decided
 from model_props.verdicts.sequential import boundaries, critical_t, design, repeated_p
 
 N = 512  # the smoke profile's attack images: 8 looks of 64
@@ -34,25 +35,33 @@ def looked(name: str, values: np.ndarray, asked: list[int]) -> Looked:
     return Looked(name, at, len(values), "test")
 
 
+def looks(c: Claim, *reports: Looked, n_boot: int, name: str = "p") -> OnLooks:
+    """The evidence of part ``name`` of ``c``, measured look by look as the session's gatherer measures it."""
+    return looked_until_decided(c, next(p for p in c.parts if p.name == name), *reports, n_boot=n_boot)
+
+
 def test_a_clear_effect_stops_at_the_first_look_and_reads_no_further():
     asked: list[int] = []
     values = np.random.default_rng(0).normal(1.0, 0.5, N)  # 16 standard errors at the first look
     c = claim(part("p"))
-    out = judge(Evidence(c, "a", "checkpoint", {"p": OnLooks(looked("a", values, asked))}), n_boot=500)
+    out = judge(Evidence(c, "a", "checkpoint", {"p": looks(c, looked("a", values, asked), n_boot=500)}), n_boot=500)
     p = out.parts[0]
     assert p.verdict == "supported" and max(asked) == 64 and p.estimate.n == 64 and p.sample == N
     assert (p.to_json()["n"], p.to_json()["sample"]) == (64, N)
     assert "look 1 of 8, on 64 of 512 images" in p.note
     assert p.estimate.low > 0.0 and "repeated interval" in p.estimate.method
-    wrong = judge(Evidence(claim(part("p", "less")), "a", "checkpoint",
-                           {"p": OnLooks(looked("a", values, []))}), n_boot=500)  # fmt: skip
+    less = claim(part("p", "less"))
+    wrong = judge(
+        Evidence(less, "a", "checkpoint", {"p": looks(less, looked("a", values, []), n_boot=500)}), n_boot=500
+    )
     assert wrong.parts[0].verdict == "contradicted" and wrong.parts[0].p_contradiction == pytest.approx(0.025 / 1)
 
 
 def test_no_effect_reads_the_whole_sample_and_is_inconclusive_with_the_last_looks_interval():
     asked: list[int] = []
     values = np.tile([1.0, -1.0], N // 2)  # mean exactly 0 at every look
-    out = judge(Evidence(claim(part("p")), "a", "checkpoint", {"p": OnLooks(looked("a", values, asked))}), n_boot=500)
+    c = claim(part("p"))
+    out = judge(Evidence(c, "a", "checkpoint", {"p": looks(c, looked("a", values, asked), n_boot=500)}), n_boot=500)
     p = out.parts[0]
     assert p.verdict == "inconclusive" and max(asked) == N and p.estimate.n == N
     assert "undecided at look 8 of 8" in p.note and p.p_contradiction == 1.0
@@ -67,8 +76,8 @@ def test_a_paired_comparison_is_judged_on_both_models_prefixes():
     asked_a: list[int] = []
     asked_b: list[int] = []
     c = claim(part("p", versus="b"))
-    out = judge(Evidence(c, "a", "checkpoint", {"p": OnLooks(looked("a", a, asked_a), looked("b", b, asked_b))}),
-                n_boot=500)  # fmt: skip
+    found = looks(c, looked("a", a, asked_a), looked("b", b, asked_b), n_boot=500)
+    out = judge(Evidence(c, "a", "checkpoint", {"p": found}), n_boot=500)
     assert out.parts[0].verdict == "supported" and out.parts[0].paired
     assert asked_a == asked_b == [64]  # the paired difference has sd 0.1: decided at once
 
@@ -92,8 +101,10 @@ def test_holm_turns_a_marginal_sequential_contradiction_among_three_parts_inconc
     se = base[:64].std(ddof=1) / 8  # the first look's standard error (bootstrap: about it)
     values = base - (c1 + 0.6) * se  # about 0.6 standard errors past the first look's bound
     c = claim(part("p1"), part("p2"), part("p3"))
-    ev = {n: OnLooks(looked("a", values, [])) for n in ("p1", "p2", "p3")}
-    single = judge(Evidence(claim(part("p1")), "a", "checkpoint", {"p1": ev["p1"]}), n_boot=2000)
+    ev = {n: looks(c, looked("a", values, []), n_boot=2000, name=n) for n in ("p1", "p2", "p3")}
+    one = claim(part("p1"))
+    single = judge(Evidence(one, "a", "checkpoint", {"p1": looks(one, looked("a", values, []), n_boot=2000, name="p1")}),
+                   n_boot=2000)  # fmt: skip
     assert single.verdict == "contradicted"
     three = judge(Evidence(c, "a", "checkpoint", ev), n_boot=2000)
     assert three.verdict == "inconclusive" and "before Holm's correction" in three.parts[0].note
@@ -151,7 +162,8 @@ def test_the_judges_bootstrap_looks_agree_with_the_analytic_rule_on_a_mean():
     analytic = decide_sequential(*look_statistics(values, d.sizes), d, "greater", 0.0)
     same = 0
     for row, verdict, used in zip(values, analytic.verdict, analytic.used):
-        out = judge(Evidence(claim(part("p")), "a", "checkpoint", {"p": OnLooks(looked("a", row, []))}), n_boot=1000)
+        c = claim(part("p"))
+        out = judge(Evidence(c, "a", "checkpoint", {"p": looks(c, looked("a", row, []), n_boot=1000)}), n_boot=1000)
         same += out.parts[0].verdict == verdict and out.parts[0].estimate.n == used
     assert same >= 36, f"{same} of 40 replicates decided alike"
     assert len(set(analytic.used)) > 2  # the replicates stop at several looks
@@ -162,12 +174,25 @@ def test_an_equivalence_stops_once_its_repeated_interval_is_inside_the_margin_or
     c = Claim("toy.equivalent", 98, PAPER, "s", "statement", "units", "evidence", "attack",
               (part("p", "within", threshold=0.05),), lambda a: None, level=0.90)  # fmt: skip
     asked: list[int] = []
-    inside = judge(Evidence(c, "a", "checkpoint", {"p": OnLooks(looked("a", rng.normal(0, 0.05, N), asked))}),
-                   n_boot=500)  # fmt: skip
+    found = looks(c, looked("a", rng.normal(0, 0.05, N), asked), n_boot=500)
+    inside = judge(Evidence(c, "a", "checkpoint", {"p": found}), n_boot=500)
     assert inside.parts[0].verdict == "supported" and asked == [64]
     assert -0.05 < inside.parts[0].estimate.low and inside.parts[0].estimate.high < 0.05
     asked = []
-    outside = judge(Evidence(c, "a", "checkpoint", {"p": OnLooks(looked("a", rng.normal(0.3, 0.05, N), asked))}),
-                    n_boot=500)  # fmt: skip
+    found = looks(c, looked("a", rng.normal(0.3, 0.05, N), asked), n_boot=500)
+    outside = judge(Evidence(c, "a", "checkpoint", {"p": found}), n_boot=500)
     assert outside.parts[0].verdict == "contradicted" and asked == [64]
     assert outside.parts[0].p_contradiction == pytest.approx(0.05)  # the claim's level 0.90: 5 % a side
+
+
+def test_the_judge_refuses_evidence_stopped_at_an_undecided_look():
+    """The evidence is plain data: one stopped before the rule stops (an undecided look that is not the last), or
+    with reports of another size than its look's, is an error, not a verdict."""
+    c = claim(part("p"))
+    values = np.tile([1.0, -1.0], N // 2)  # undecided at every look
+    early = OnLooks(OnReports(Measured("a", Scores(values[:64]), "test")), 0, N)
+    with pytest.raises(ValueError, match="undecided at look 1 of 8"):
+        judge(Evidence(c, "a", "checkpoint", {"p": early}), n_boot=500)
+    short = OnLooks(OnReports(Measured("a", Scores(values[:60]), "test")), 0, N)
+    with pytest.raises(ValueError, match=r"look 1 reads 64 images, and its reports have \[60\]"):
+        judge(Evidence(c, "a", "checkpoint", {"p": short}), n_boot=500)

@@ -12,7 +12,7 @@ from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend"
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, OnLooks, PerSeed, judge
+from model_props.verdicts import Evidence, Looked, PerSeed, judge, looked_until_decided
 from model_props.verdicts.disputed import at_level
 from model_props.verdicts.sequential import critical_t, design
 from model_props.verdicts.stats import bootstrap, t_interval
@@ -31,7 +31,9 @@ def _claim(part: Part) -> Claim:
 
 def _judged(values: np.ndarray, n_boot: int = 20_000):
     looked = Looked("a", lambda n: Scores(values[:n]), len(values), "batches")
-    return judge(Evidence(_claim(_part()), "a", "checkpoint", {"nep": OnLooks(looked)}), n_boot=n_boot).parts[0]
+    claim = _claim(_part())
+    found = looked_until_decided(claim, claim.parts[0], looked, n_boot=n_boot)
+    return judge(Evidence(claim, "a", "checkpoint", {"nep": found}), n_boot=n_boot).parts[0]
 
 
 def test_a_sequential_look_reads_the_t_standard_error():
