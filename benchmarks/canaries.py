@@ -3,7 +3,9 @@
 Two measurements of the first canary seed (:mod:`model_props.study.canaries`), each from a fresh cache:
 
 - **coverage**: the lines of the training, data, model (``zoo``), anatomy and measurement packages (``measurements``
-  and ``measures``) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra);
+  and ``measures``) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra); and the same
+  over the modules of the study's code digest alone (the import closures of the training code and of every report
+  kind: what a study's numbers are computed by), with the modules that miss the most lines;
 - **threads**: the canary run on two torch threads against the committed record (canaries run on one), the largest
   move of any statistic in units of its seed-to-seed SD, and the claims it would stale on the record's machine kind:
   a proxy for what another machine's kernels do to the canaries, since both change the order of float sums.
@@ -78,7 +80,30 @@ def measure_coverage() -> dict[str, Any]:
         summaries = [files[p]["summary"] for p in paths if p in files]
         statements = sum(s["num_statements"] for s in summaries)
         found[package] = {"statements": statements, "executed": sum(s["covered_lines"] for s in summaries)}
-    return {"seconds_traced": round(seconds, 1), "packages": found}
+    digest = {str(root.parent / (m.replace(".", "/") + ".py")) for m in _digest_modules()}
+    digest |= {p.removesuffix(".py") + "/__init__.py" for p in digest}
+    within = {p: files[p]["summary"] for p in files if p in digest}
+    missed = sorted(within, key=lambda p: -within[p]["missing_lines"])[:12]
+    closure = {
+        "modules": len(within),
+        "statements": sum(s["num_statements"] for s in within.values()),
+        "executed": sum(s["covered_lines"] for s in within.values()),
+        "most_missed": {str(Path(p).relative_to(root)): within[p]["missing_lines"] for p in missed},
+    }
+    return {"seconds_traced": round(seconds, 1), "packages": found, "study_code": closure}
+
+
+def _digest_modules() -> set[str]:
+    """The modules of the six packages in the study's code digest (:func:`~model_props.verdicts.canaries.code_digest`:
+    the training code's import closure and every report kind's)."""
+    from model_props.cache.source import import_closure
+    from model_props.measurements.registry import REPORT_KINDS, code_modules
+    from model_props.training.checkpoints import TRAINING_CODE
+
+    modules = set(import_closure(TRAINING_CODE))
+    for kind in REPORT_KINDS:
+        modules |= set(import_closure(*code_modules(kind)))
+    return {m for m in modules if m.count(".") and m.split(".")[1] in PACKAGES}
 
 
 def measure_threads() -> dict[str, Any]:

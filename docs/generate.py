@@ -185,7 +185,19 @@ def _canary_benchmark() -> str:
             f"was {threads['largest_move_sd']:.3g} seed-SD, and the claims it would stale on the record's machine kind: {moved}. The lines of the packages "
             f"the canaries are meant to run that the first seed executes ({data['coverage']['seconds_traced']:.0f} s "
             f"under the tracer):\n\n| package | lines executed | share |\n|---|---|---|\n" + "\n".join(rows)
-            + f"\n| all | {total[0]:,} of {total[1]:,} | {total[0] / total[1]:.0%} |\n\n" + stamps.stamp("canaries.json"))  # fmt: skip
+            + f"\n| all | {total[0]:,} of {total[1]:,} | {total[0] / total[1]:.0%} |\n" + _study_code(data["coverage"])
+            + "\n\n" + stamps.stamp("canaries.json"))  # fmt: skip
+
+
+def _study_code(coverage: dict) -> str:
+    """The canaries' line coverage of the study's own code (the modules of its code digest), where measured."""
+    if "study_code" not in coverage:
+        return ""
+    c = coverage["study_code"]
+    missed = ", ".join(f"`{m}` {n}" for m, n in c["most_missed"].items())
+    return (f"| the study's code: the {c['modules']} modules of its code digest | {c['executed']:,} of "
+            f"{c['statements']:,} | {c['executed'] / c['statements']:.0%} |\n\nThe modules of the study's code that "
+            f"miss the most lines (lines not executed): {missed}.")  # fmt: skip
 
 
 def _trials():
