@@ -1,6 +1,7 @@
 """The package layout stays readable: layers import only downwards (the import-linter contracts in
-pyproject.toml), no module imports itself through a circle, no module grows past 300 lines, every
-subpackage says what it owns and what it may import, and no module imports another's private name."""
+pyproject.toml), no module imports itself through a circle, no module grows past 300 lines (the claim catalogue's
+paper modules, which are data, excepted), every subpackage says what it owns and what it may import, and no module
+imports another's private name."""
 
 from __future__ import annotations
 
@@ -45,7 +46,17 @@ def test_the_circle_check_finds_a_circle():
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.relative_to(ROOT).as_posix())
+CATALOGUE_CODE = {"__init__.py", "base.py", "controls.py", "unit_statistics.py"}  # claims/: code, not a paper's data
+
+
+def _bounded(path: Path) -> bool:
+    """Whether the size bound applies: every module but the claim catalogue's paper modules (data: a paper's claims
+    and their statistics, split by topic where a paper has several, never by length)."""
+    return not (path.parent.name == "claims" and path.name not in CATALOGUE_CODE)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py") if _bounded(p)),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())  # fmt: skip
 def test_no_module_is_longer_than_300_lines(path):
     assert len(path.read_text().splitlines()) <= MAX_LINES
 
