@@ -16,6 +16,7 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -80,8 +81,7 @@ def measure_coverage() -> dict[str, Any]:
         summaries = [files[p]["summary"] for p in paths if p in files]
         statements = sum(s["num_statements"] for s in summaries)
         found[package] = {"statements": statements, "executed": sum(s["covered_lines"] for s in summaries)}
-    digest = {str(root.parent / (m.replace(".", "/") + ".py")) for m in _digest_modules()}
-    digest |= {p.removesuffix(".py") + "/__init__.py" for p in digest}
+    digest = {importlib.util.find_spec(m).origin for m in _digest_modules()}  # type: ignore[union-attr]
     within = {p: files[p]["summary"] for p in files if p in digest}
     missed = sorted(within, key=lambda p: -within[p]["missing_lines"])[:12]
     closure = {

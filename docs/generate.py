@@ -155,7 +155,7 @@ def generations() -> str:
     from model_props.study.generation import generations as planned
     from model_props.verdicts.canaries import machine_kind
 
-    lines = []
+    lines, active = [], _study().generation
     for generation in planned(Settings(profile="smoke", progress=False), ROOT / "fixtures"):
         built = [
             f"seed {seed} on {machine_kind(shard['provenance']['machine'])} at `{shard['commit']}`"
@@ -164,7 +164,7 @@ def generations() -> str:
             for seed, shard in sorted(generation.shards.items())
         ]  # fmt: skip
         status = generation.status()
-        if generation.name == _study().generation:  # assembled: the committed study is this generation's
+        if generation.name == active:  # assembled: the committed study is this generation's
             status = status.replace("; ready to assemble", "; assembled, the committed seed study")
         lines.append(f"- {status}" + (": " + "; ".join(built) if built else "") + ".")
     return "In this repository now:\n\n" + "\n".join(lines) if lines else "No study generation is being built."

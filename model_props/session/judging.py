@@ -141,9 +141,9 @@ class _Live:
         if recipe is None and (reason := self.not_trained_here(part)) is not None:
             return reason
         if (folder := self.store.folder(self.tested.dataset)) is not None:
-            comparators = {ref: (m.name, self.store.folder(m.dataset)) for ref, m in self.substitutes.items()}
-            batch_size = self.store.profile.measurement.hessian_batch_size
-            if (reason := folder_skip(part, folder, self.tested.name, comparators, batch_size)) is not None:
+            others = {n: (m.name, self.store.folder(m.dataset)) if (m := self.substitutes.get(n)) else None
+                      for n in _reads(part, self.tested.name) if n != self.tested.name}  # fmt: skip
+            if reason := folder_skip(part, folder, others, self.store.profile.measurement.hessian_batch_size):
                 return f"{reason} ({self.tested.name} is measured on {folder.root})"
         elif part.versus or part.subject or part.partner:
             size = self.store.dataset(self.tested.dataset).image_size

@@ -116,19 +116,17 @@ def pretrained_under_test(store: _Store, name: str) -> ModelUnderTest:
     return tested
 
 
-def folder_skip(part: Part, folder: FolderData, tested: str, comparators: Mapping[str, tuple[str, FolderData | None]],
+def folder_skip(part: Part, folder: FolderData, others: Mapping[str, tuple[str, FolderData | None] | None],
                 batch_size: int) -> str | None:  # fmt: skip
-    """Why ``part`` does not apply to ``tested`` measured on the user's images (``folder``), if it does not: it
-    compares with a model not measured on the same files of the folder (``comparators``: each reference the user
-    replaced, with its stand-in's name and images), or reads a training loss the folder cannot give (Hessian
-    batches of ``batch_size`` training images)."""
-    for name in dict.fromkeys(n for n in (part.subject or tested, part.versus, part.partner) if n):
-        if name == tested:
-            continue
-        if name not in comparators:
+    """Why ``part`` does not apply to a model measured on the user's images (``folder``), if it does not: it compares
+    with a model (``others``: each it reads beside the model, with the name and images of the stand-in the user
+    gave for it, or None) not measured on the same files of the folder, or reads a training loss the folder cannot
+    give (Hessian batches of ``batch_size`` training images)."""
+    for name, comparator in others.items():
+        if comparator is None:
             return (f"it compares with the profile's reference {name}, trained and measured on its own images; "
                     f"give a comparator measured on yours: --claims-versus {name}=SPEC")  # fmt: skip
-        stand_in, other = comparators[name]
+        stand_in, other = comparator
         if other is None or (other.root, other.files) != (folder.root, folder.files):
             return f"its comparator {stand_in} (for {name}) is not measured on the same images"
     if folder.train is None and (part.report == "spectrum" or part.sampling == "train_images"):

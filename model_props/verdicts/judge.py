@@ -177,10 +177,11 @@ def _defined(values: Sequence[float | None]) -> int:
 def _against_seeds(part: Part, evidence: AgainstSeeds, level: float, seed: int, n_boot: int) -> PartOutcome:
     """The weights against a recipe's committed seeds (module docstring); skipped where the recipe has fewer than
     :data:`~.stats.MIN_SEEDS` seeds with a value."""
-    undefined = len(evidence.seeds) - _defined(evidence.seeds)
+    defined = _defined(evidence.seeds)
+    undefined = len(evidence.seeds) - defined
     where = f"on {undefined} of {len(evidence.seeds)} seeds of {evidence.recipe}"
     reason = _undefined(part, evidence.recipe, math.nan, where) if undefined else ""  # raises unless allowed
-    if (defined := _defined(evidence.seeds)) < MIN_SEEDS:
+    if defined < MIN_SEEDS:
         needs = f"a comparison with a recipe's seeds needs at least {MIN_SEEDS} with a value; {evidence.recipe} has"
         return PartOutcome(part, "skipped", reason=f"{reason + '; ' if reason else ''}{needs} {defined}")
     own = _on_reports(part, OnReports(evidence.weights), level, seed, n_boot)
