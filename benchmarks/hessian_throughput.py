@@ -157,7 +157,7 @@ def curvlinops_eigsh(
     model: nn.Module, x: torch.Tensor, target: torch.Tensor, weight_decay: float, k: int, *, tol: float, seed: int
 ) -> EigenResult:
     """``eigsh(which="LM")`` on curvlinops' Hessian operator of the mean NLL, plus ``weight_decay * v``."""
-    from curvlinops import HessianLinearOperator  # type: ignore[import-untyped]
+    from curvlinops import HessianLinearOperator
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     params = [p for p in model.parameters() if p.requires_grad]
