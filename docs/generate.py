@@ -2,7 +2,7 @@
 
 Each block of README.md and of the pages in ``docs/`` between ``<!-- generated: NAME -->`` and
 ``<!-- end: NAME -->`` is rewritten from its source: the claim catalogue (the code), the committed seed study (``fixtures/smoke-seeds.json``: accuracies,
-architecture verdicts at k = 5, the held-out confirmation rate, the reproduction rule's calibration), the reviewed
+architecture verdicts over its seeds, the held-out confirmation rate, the reproduction rule's calibration), the reviewed
 expectation snapshot (``fixtures/smoke-expectations.json``), the controls (``model_props/claims/controls.py``), the
 coverage simulation (``benchmarks/results/coverage.json``), the benchmarks' results (``benchmarks/results/``).
 ``property_tests/library/test_docs.py`` and ``.ci/run`` fail when a block is stale.

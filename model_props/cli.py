@@ -3,7 +3,7 @@
 model-props train [--profile smoke] [--cache DIR] [--model SPEC ...] [--train-seed N] [--workers N | --scheduler ADDRESS]
 model-props anatomy NAME [--profile smoke]
 model-props recipes [--profile smoke]
-model-props seed-study [--profile smoke] [--seeds 0 1 2 3 4] [--workers N | --scheduler ADDRESS] [--add CLAIM ... | --canaries]
+model-props seed-study [--profile smoke] [--seeds 0 1 2 ... 9] [--workers N | --scheduler ADDRESS] [--add CLAIM ... | --canaries]
 model-props seed-study --plan NAME --seeds 0 1 ... 9 | --seed K [K ...] | --assemble  [--generation NAME]
 model-props expectations [--profile smoke] [--recipes DIR] [--update]
 model-props report [--results reports/allure-results] [--reports reports]
@@ -42,8 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         nargs="+",
-        default=[0, 1, 2, 3, 4],
-        help="the first three set expectations, the rest confirm them",
+        help="the first three set expectations, the rest confirm them (default: 0 to 9)",
     )
     s.add_argument(
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
@@ -184,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "seed-study":
             from .study.canaries import record_canaries
             from .study.run import run_study
-            from .verdicts.study import SeedStudy, load_study
+            from .verdicts.study import STUDY_SEEDS, SeedStudy, load_study
 
+            args.seeds = args.seeds or list(STUDY_SEEDS)
             if args.plan or args.seed or args.assemble:
                 from .study import generation as shards
 

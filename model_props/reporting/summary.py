@@ -15,8 +15,8 @@ outcome, inconclusive apart from passed)::
       "models": {"vit": {"accuracy": 0.8, "nll": 0.5, "parameters": 683242, "checkpoint_sha256": "...",
                          "recipe": "vit", "recipe_fingerprint": "...", "train_seed": 0, "provenance": {...}}},
       "results": [{"claim": "park2022.msa-lowpass", "model": "vit",
-                   "scope": "architecture" | "checkpoint", "k": 5, "seeds": [0, 1, 2, 3, 4],
-                   "about": "about the architecture (its recipe over 5 training seeds; interval over seeds)",
+                   "scope": "architecture" | "checkpoint", "k": 10, "seeds": [0, 1, ..., 9],
+                   "about": "about the architecture (its recipe over 10 training seeds; interval over seeds)",
                    "verdict": "supported" | "contradicted" | "inconclusive" | "skipped" | "xfailed",
                    "outcome": "passed" | "inconclusive" | "failed" | "xfailed" | "skipped",
                    "expected": "pass" | "known-failure" | "inconclusive" | null,
@@ -151,7 +151,7 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     """Claims x models, each cell the verdict (``differs``: a part differs from the expectation snapshot), the
-    decisive value and the scope (``a5``: architecture over 5 seeds, ``c``: checkpoint), ``-`` where the claim does not
+    decisive value and the scope (``a10``: architecture over 10 seeds, ``c``: checkpoint), ``-`` where the claim does not
     apply (its test skipped), as aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))

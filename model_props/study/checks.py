@@ -39,7 +39,7 @@ def check_seeds(settings: Settings, seeds: Sequence[int]) -> None:
         raise StudyError(
             "a seed study holds no seed of a live run: "
             + "; ".join(f"seed {s} is {forbidden[s]}" for s in bad)
-            + f"; choose others (e.g. --seeds {' '.join(map(str, range(5)))})"
+            + f"; choose others (e.g. --seeds {' '.join(map(str, [s for s in range(100) if s not in forbidden][: len(seeds)]))})"
         )
 
 

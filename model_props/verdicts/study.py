@@ -49,7 +49,7 @@ from .prediction import prediction_interval
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-__all__ = ["SCHEMA_VERSION", "SET_SEEDS", "CONFIRMATION_TARGET", "IN_SHARDS", "Replication", "Confirmation", "SeedStudy",
+__all__ = ["SCHEMA_VERSION", "SET_SEEDS", "STUDY_SEEDS", "CONFIRMATION_TARGET", "IN_SHARDS", "Replication", "Confirmation", "SeedStudy",
            "load_study", "read_fixture", "regenerate", "claim_fingerprint", "recipe_fingerprint"]  # fmt: skip
 
 SCHEMA_VERSION = 3  # 3: the two-stage design (each training seed its own measurement sample)
@@ -57,9 +57,12 @@ SET_SEEDS = 3  # the first seeds of a study predict the others (held out)
 CONFIRMATION_TARGET = 0.90  # the least share of held-out estimates inside their prediction interval a study needs
 
 
+STUDY_SEEDS = tuple(range(10))  # a study's seeds unless told otherwise: the first three set, the rest confirm
+
+
 def regenerate(profile: str) -> str:
     """The command that rebuilds a profile's study in one run (:data:`IN_SHARDS`: seed by seed)."""
-    return f"model-props seed-study --profile {profile} --seeds 0 1 2 3 4 --workers 2"
+    return f"model-props seed-study --profile {profile} --seeds {' '.join(map(str, STUDY_SEEDS))} --workers 2"
 
 
 IN_SHARDS = ("or in shards that land one seed at a time: model-props seed-study --plan NAME --seeds ..., then --seed K "

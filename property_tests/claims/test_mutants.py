@@ -15,12 +15,11 @@ the README; nothing here passes them.
 import pytest
 
 from model_props.claims import get_claim, list_claims
-from model_props.claims.controls import BASE_AGAINST, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
+from model_props.claims.controls import BASE_AGAINST, BELOW_CHANCE, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
 from model_props.config.settings import Settings
 from model_props.plugin import state
 from model_props.session.live import needs_switch, not_live_claim
 from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
-from model_props.verdicts import PerSeed
 from model_props.verdicts.stats import Estimate, decide
 from model_props.verdicts.study import load_study
 
@@ -55,18 +54,18 @@ def test_every_part_is_controlled_or_listed_as_uncontrolled():
 
 
 def _seeds_against(key: tuple[str, str], model: str) -> tuple[int, ...]:
-    """The smoke study's seeds on which the part's per-seed estimate for reference ``model``, read as the
-    architecture judge reads it (``SeedStudy.part_evidence``, paired by seed index), would be contradicted by an
-    interval of zero width at it (:func:`~model_props.verdicts.stats.decide`), or is undefined."""
+    """The smoke study's seeds on which the part's per-seed estimate for reference ``model``, read through the
+    verdicts layer (``SeedStudy.values``, paired by seed index), would be contradicted by an interval of zero width
+    at it (:func:`~model_props.verdicts.stats.decide`), or is undefined. Read even where the judge skips the part
+    (a model it reads below twice chance on a seed): the live weights may be above it, and the control runs there."""
     study = load_study("smoke")
     assert study is not None and STUDY == "smoke-seeds.json"
     claim = get_claim(key[0])
     part = {p.name: p for p in claim.parts}[key[1]]
-    evidence = study.part_evidence(claim, part, model, study.seeds)
-    assert isinstance(evidence, PerSeed), f"the study does not measure the base of {key}: {evidence}"
-    versus = evidence.versus or (0.0,) * len(evidence.subject)
+    subject = study.values(claim, part, part.subject or model, study.seeds, model=model)
+    versus = study.values(claim, part, part.versus, study.seeds, model=model) if part.versus else [0.0] * len(subject)
     against = []
-    for seed, a, b in zip(study.seeds, evidence.subject, versus):
+    for seed, a, b in zip(study.seeds, subject, versus):
         if a is None or b is None or a != a or b != b:
             against.append(seed)
         elif decide(Estimate(a - b, a - b, a - b, 0.95, 1), part.direction, part.threshold) == "contradicted":
@@ -88,6 +87,19 @@ def test_a_part_listed_as_already_contradicted_goes_against_its_part_on_every_st
     assert "already contradicted" in UNCONTROLLED[listed]
     study = load_study("smoke")
     assert study is not None and _seeds_against(listed, "vit") == study.seeds
+
+
+def test_a_part_listed_as_never_measured_reads_a_model_below_twice_chance_on_a_study_seed():
+    """The study's judge skips each part listed with :data:`BELOW_CHANCE` for that reason (a listed reason that the
+    study no longer bears out would hide a part that needs a control)."""
+    study = load_study("smoke")
+    assert study is not None
+    listed = [key for key, why in UNCONTROLLED.items() if why.startswith(BELOW_CHANCE)]
+    assert listed
+    for claim_id, name in listed:
+        claim = get_claim(claim_id)
+        (part,) = [p for p in claim.parts if p.name == name]
+        assert claim.models and study.below_chance(part, claim.models[0]) is not None, (claim_id, name)
 
 
 def test_fewer_than_half_of_the_controls_roll_the_classes():

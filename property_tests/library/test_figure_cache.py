@@ -63,9 +63,9 @@ def test_a_damaged_figure_is_drawn_again(tmp_path, used):
 
 
 def test_a_claim_judged_from_the_study_alone_draws_each_parts_per_seed_values(model_store):
-    """Nothing measured in this run (every part of park2022.gap-convexifies reads vit_gap, which a default run does
-    not train): the figure is one panel per part, with the study's per-seed values and the estimate drawn in it,
-    not an empty panel."""
+    """Nothing measured in this run (every part of park2022.smoothing-helps reads resnet_smooth, which a default run
+    does not train): the figure is one panel per part, with the study's per-seed values and the estimate drawn in
+    it, not an empty panel."""
     import io
 
     import matplotlib.image as mpimg
@@ -73,8 +73,8 @@ def test_a_claim_judged_from_the_study_alone_draws_each_parts_per_seed_values(mo
 
     from model_props.reporting.study_figure import study_figure_png
 
-    claim = get_claim("park2022.gap-convexifies")
-    outcome = model_store.study.evaluate(claim, "vit")
+    claim = get_claim("park2022.smoothing-helps")
+    outcome = model_store.study.evaluate(claim, "resnet")
     seeds = [p.seeds for p in outcome.parts if p.estimate is not None]
     assert seeds and all(seeds), "a part with per-seed values to draw"
     image = mpimg.imread(io.BytesIO(study_figure_png(outcome)))

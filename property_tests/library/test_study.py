@@ -218,7 +218,7 @@ def test_the_committed_smoke_study_covers_the_current_recipes_and_claims():
     are judged by the canaries: test_canaries.py)."""
     committed = load_study("smoke")
     assert committed is not None, "fixtures/smoke-seeds.json is missing"
-    assert committed.seeds == (0, 1, 2, 3, 4) and committed.set_seeds == (0, 1, 2)
+    assert committed.seeds == tuple(range(10)) and committed.set_seeds == (0, 1, 2)
     assert committed.confirmation(list_claims()).enough
     profile = load_profile("smoke")
     stale = {c.id: r for c in list_claims() if (r := committed.stale(c, profile))}
@@ -229,9 +229,10 @@ def test_the_committed_smoke_study_covers_the_current_recipes_and_claims():
 
 def test_two_groups_of_seeds_of_one_recipe_are_neither_supported_nor_contradicted_against_each_other():
     """Negative control: on every between-model part, split each recipe's seeds in two groups (every 2-vs-3 split of
-    the five) and compare the groups as if they were two models (Welch: the groups share no seed). They are the same
-    architecture, so a contradiction is a false alarm and so is a support: each at its nominal one-sided 2.5 %, up
-    to the 99th percentile of Bin(n, 2.5 %) over the n comparisons."""
+    a block of five: seeds 0-4, built on one machine kind, and seeds 5-9, on another) and compare the groups as if
+    they were two models (Welch: the groups share no seed). They are the same architecture, so a contradiction is a
+    false alarm and so is a support: each at its nominal one-sided 2.5 %, up to the 99th percentile of
+    Bin(n, 2.5 %) over the n comparisons."""
     import itertools
 
     from scipy import stats
@@ -245,23 +246,24 @@ def test_two_groups_of_seeds_of_one_recipe_are_neither_supported_nor_contradicte
     for claim in list_claims():
         for part in (p for p in claim.parts if p.versus):
             for values in committed.claims[claim.id]["parts"].get(part.name, {}).get("values", {}).values():
-                if sum(v is not None for v in values) < 5:
-                    continue
-                for first in itertools.combinations(range(5), 2):
-                    a = [values[i] for i in first]
-                    b = [values[i] for i in range(5) if i not in first]
-                    comparisons += 1
-                    verdict = decide(welch_interval(a, b), part.direction, part.threshold)
-                    found[verdict] = found.get(verdict, 0) + 1
+                for block in (range(0, 5), range(5, 10)):
+                    if any(values[i] is None for i in block):
+                        continue
+                    for first in itertools.combinations(block, 2):
+                        a = [values[i] for i in first]
+                        b = [values[i] for i in block if i not in first]
+                        comparisons += 1
+                        verdict = decide(welch_interval(a, b), part.direction, part.threshold)
+                        found[verdict] = found.get(verdict, 0) + 1
     bound = stats.binom.ppf(0.99, comparisons, 0.025)
     assert comparisons >= 20
     assert found["contradicted"] <= bound and found["supported"] <= bound, f"{found} in {comparisons} (bound {bound})"
 
 
 def test_the_reproduction_rule_rarely_fails_a_seed_of_the_study_itself():
-    """Each reference's seeds in turn held out and predicted from the other four: draws that reproduce the recipe
+    """Each reference's seeds in turn held out and predicted from the other nine: draws that reproduce the recipe
     by construction, judged by the live run's own procedure. The rule fails a reference at a nominal 1 % (5 % over
-    the run's five references); more than 4 failures in the 25 trials (the 99th percentile of Bin(25, 5 %), five
+    the run's five references); more failures in the 50 trials than the 99th percentile of Bin(50, 5 %) (five
     times the nominal rate) would mean its prediction intervals are too narrow for the study's seed-to-seed spread."""
     from scipy import stats
 
@@ -270,10 +272,10 @@ def test_the_reproduction_rule_rarely_fails_a_seed_of_the_study_itself():
 
     committed, profile = load_study("smoke"), load_profile("smoke")
     assert committed is not None
-    trials = [held_out(committed, profile, name, i) for name in profile.references for i in range(5)]
+    trials = [held_out(committed, profile, name, i) for name in profile.references for i in range(len(committed.seeds))]
     failed = [t.message() for t in trials if t.failed]
-    assert len(trials) == 25 and all(len(t.checks) >= 10 for t in trials)
-    assert len(failed) <= stats.binom.ppf(0.99, 25, 0.05) == 4, "\n\n".join(failed)
+    assert len(trials) == 50 and all(len(t.checks) >= 10 for t in trials)
+    assert len(failed) <= stats.binom.ppf(0.99, 50, 0.05) == 7, "\n\n".join(failed)
 
 
 def test_the_live_seed_is_in_no_study():
