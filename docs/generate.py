@@ -571,18 +571,32 @@ RUN_TIME_TARGETS = (
 def run_time_targets() -> str:
     """The everyday loop's figures against their targets (:data:`RUN_TIME_TARGETS`), from run_times.json."""
     data = _result("run_times.json")
-    rows = ["| what | measured | target | met |", "|---|---|---|---|"]
+    rows = ["| what | measured | target | met | where the time goes |", "|---|---|---|---|---|"]
     for entry, what, target in RUN_TIME_TARGETS:
         run = data.get(entry)
         if run is None:
-            rows.append(f"| {what} | not measured yet | {_seconds(target)} | - |")
+            rows.append(f"| {what} | not measured yet | {_seconds(target)} | - | - |")
             continue
         met = "-" if target is None else ("yes" if run["seconds"] <= target else "**no**")
-        rows.append(f"| {what} | {_seconds(run['seconds'])} ({_at(run)}) | {_seconds(target)} | {met} |")
+        rows.append(f"| {what} | {_seconds(run['seconds'])} ({_at(run)}) | {_seconds(target)} | {met} | "
+                    f"{_where_time_goes(run)} |")  # fmt: skip
     runs = tuple((entry, entry.replace("new_checkpoint_all_warm", "cold-all checkpoint-all")
                   .replace("new_checkpoint", "checkpoint").replace("cold_all", "cold-all"))
                  for entry, _, _ in RUN_TIME_TARGETS)  # fmt: skip
     return "\n".join(rows) + "\n\n" + stamps.entry_stamps("run_times.json", runs)
+
+
+def _where_time_goes(run: dict) -> str:
+    """A timed run's largest costs as its entry records them: training and measuring ahead of the tests (a cold
+    run's phases), or the seconds per measurement kind (a new checkpoint's); "-" where it records neither."""
+    phases = run.get("phases")
+    if phases:
+        ahead = phases["training_ahead_s"] + (phases.get("measuring_ahead_s") or 0.0)
+        return (f"training ahead {_seconds(phases['training_ahead_s'])} ({phases['models']} model entries), measuring "
+                f"ahead {_seconds(phases.get('measuring_ahead_s'))}, the tests the other "
+                f"{_seconds(run['seconds'] - ahead)}")  # fmt: skip
+    kinds = sorted((run.get("per_kind_seconds") or {}).items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in kinds[:4]) or "-"
 
 
 def _seconds(seconds: float | None) -> str:
