@@ -531,6 +531,16 @@ def _at(run: dict) -> str:
     return f"commit `{run['commit']}`" if run.get("commit") else "an earlier tree (commit not recorded)"
 
 
+# run_times.json's entries and the ``benchmarks/run_times.py`` arguments that measure each (for its stamp).
+RUN_TIMES_ARGS = {"cold": "cold", "warm": "warm", "train": "train", "cold_all": "cold-all",
+                  "new_checkpoint": "checkpoint", "new_checkpoint_all_warm": "cold-all checkpoint-all"}  # fmt: skip
+
+
+def _run_stamps(*entries: str) -> str:
+    """The stamps of run_times.json's ``entries`` (:func:`stamps.entry_stamps`, with :data:`RUN_TIMES_ARGS`)."""
+    return stamps.entry_stamps("run_times.json", tuple((e, RUN_TIMES_ARGS[e]) for e in entries))
+
+
 def run_times() -> str:
     """The Test section's numbers, from the last ``run_times.py cold warm train`` (run_times.json): the commit, the
     date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
@@ -552,8 +562,7 @@ def run_times() -> str:
                  f"(\"{_outcome(every)}\", {_at(every)})")  # fmt: skip
     else:
         text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
-    runs = (("cold", "cold"), ("warm", "warm"), ("train", "train"), ("cold_all", "cold-all"))
-    return text + ". " + stamps.entry_stamps("run_times.json", runs)
+    return text + ". " + _run_stamps("cold", "warm", "train", "cold_all")
 
 
 # The everyday loop's targets on two cores (the new-checkpoint issue), fixed before measuring: run_times.json's entry,
@@ -580,10 +589,7 @@ def run_time_targets() -> str:
         met = "-" if target is None else ("yes" if run["seconds"] <= target else "**no**")
         rows.append(f"| {what} | {_seconds(run['seconds'])} ({_at(run)}) | {_seconds(target)} | {met} | "
                     f"{_where_time_goes(run)} |")  # fmt: skip
-    runs = tuple((entry, entry.replace("new_checkpoint_all_warm", "cold-all checkpoint-all")
-                  .replace("new_checkpoint", "checkpoint").replace("cold_all", "cold-all"))
-                 for entry, _, _ in RUN_TIME_TARGETS)  # fmt: skip
-    return "\n".join(rows) + "\n\n" + stamps.entry_stamps("run_times.json", runs)
+    return "\n".join(rows) + "\n\n" + _run_stamps(*(entry for entry, _, _ in RUN_TIME_TARGETS))
 
 
 def _where_time_goes(run: dict) -> str:
@@ -654,8 +660,11 @@ def new_checkpoint() -> str:
     if "new_checkpoint_all_warm" in data:
         text += (" On the cache a full live run (`--claims-live=all`) warmed, every variant cached too, "
                  + _checkpoint_run(data["new_checkpoint_all_warm"]) + ".")  # fmt: skip
-    runs = (("new_checkpoint", "checkpoint"), ("new_checkpoint_all_warm", "cold-all checkpoint-all"))
-    return text + " Where the time goes: `benchmarks/RESULTS.md`. " + stamps.entry_stamps("run_times.json", runs)
+    return (
+        text
+        + " Where the time goes: `benchmarks/RESULTS.md`. "
+        + _run_stamps("new_checkpoint", "new_checkpoint_all_warm")
+    )
 
 
 def evidence() -> str:
