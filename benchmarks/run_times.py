@@ -4,7 +4,8 @@ live run (``--claims-live=all``) cold; and of ``model-props train`` cold.
 Every variant runs in a subprocess from the repository root, side by side in one invocation of this script,
 and is timed from outside. ``cold`` uses a fresh cache (datasets, models and measurements); ``warm`` runs
 again on it; ``remeasure`` keeps the trained models and measures everything again (a cold measurement cache).
-Writes ``benchmarks/results/run_times.json``; RESULTS.md quotes it.
+Writes ``benchmarks/results/run_times.json`` after each entry, so that a long invocation stopped part-way keeps what
+it finished; RESULTS.md quotes it.
 
     python benchmarks/run_times.py cold warm          # the first cold run trains everything it reads live
     python benchmarks/run_times.py cold warm cold-all train   # and, each on a fresh cache of its own, the full live
@@ -297,10 +298,18 @@ def main() -> None:
         results["cold"] = stamped(run(subset, cache, pids), stamp)
         results["cold"]["phases"] = phases(cache, start, pids[0])
         print(f"cold phases: {results['cold']['phases']}", flush=True)
+        save(results, stamp)
     if "warm" in args.what:
         results["warm"] = stamped(run(subset, cache), stamp)
         if "cold" in results:
             results["cold_over_warm"] = round(results["cold"]["seconds"] / results["warm"]["seconds"], 1)
+        save(results, stamp)
+    if "checkpoint" in args.what:  # right after the default runs, on their cache: what a user meets first
+        results["new_checkpoint"] = stamped(new_checkpoint(cache), stamp)
+        save(results, stamp)
+    if "train" in args.what:
+        results["train"] = stamped(train(), stamp)
+        save(results, stamp)
     if "cold-all" in args.what:  # every variant and independent run live too, on a fresh cache of its own
         every = Path(tempfile.mkdtemp(prefix="model-props-bench-all-"))
         start = time.time()
@@ -308,8 +317,7 @@ def main() -> None:
         results["cold_all"] = stamped(run([*subset, "--claims-live=all"], every, pids_all), stamp)
         results["cold_all"]["phases"] = phases(every, start, pids_all[0])
         print(f"cold --claims-live=all phases: {results['cold_all']['phases']}", flush=True)
-    if "train" in args.what:
-        results["train"] = stamped(train(), stamp)
+        save(results, stamp)
     for label, extra in (("parallel", []), ("remeasure", ["--claims-remeasure"])):
         if label in args.what:
             serial = run([*subset, *extra, "-n", "0"], cache)
@@ -322,13 +330,16 @@ def main() -> None:
         results["study"] = stamped(study(cache), stamp)
     if "pretrain" in args.what:
         results["pretrain"] = stamped(pretrain(cache), stamp)
-    if "checkpoint" in args.what:
-        results["new_checkpoint"] = stamped(new_checkpoint(cache), stamp)
     if "checkpoint-all" in args.what:  # on the cache a full live run warmed: every variant and independent run
         if "cold-all" not in args.what:
             raise SystemExit("checkpoint-all measures on the cold-all run's cache: give cold-all with it")
         results["new_checkpoint_all_warm"] = stamped(new_checkpoint(every), stamp)
-    results["provenance"] = stamp  # the last run's; each entry carries its own
+    save(results, stamp)
+
+
+def save(results: dict, stamp: dict) -> None:
+    """Write the results file as it stands, the stamp of this invocation at its top (each entry carries its own)."""
+    results["provenance"] = stamp
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=1) + "\n")
 
