@@ -4,8 +4,9 @@ live run (``--claims-live=all``) cold; and of ``model-props train`` cold.
 Every variant runs in a subprocess from the repository root, side by side in one invocation of this script,
 and is timed from outside. ``cold`` uses a fresh cache (datasets, models and measurements); ``warm`` runs
 again on it; ``remeasure`` keeps the trained models and measures everything again (a cold measurement cache).
-Writes ``benchmarks/results/run_times.json`` after each entry, so that a long invocation stopped part-way keeps what
-it finished; RESULTS.md quotes it.
+Writes ``benchmarks/results/run_times.json`` at the end; RESULTS.md quotes it. After each entry it writes
+``run_times.partial.json`` beside it (not tracked), so that a long invocation stopped part-way keeps what it
+finished, without changing the tracked file (and so the generated docs) under the runs that are still to come.
 
     python benchmarks/run_times.py cold warm          # the first cold run trains everything it reads live
     python benchmarks/run_times.py cold warm cold-all train   # and, each on a fresh cache of its own, the full live
@@ -37,6 +38,7 @@ from provenance import PYTEST_RUNS, record
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "run_times.json"
+PARTIAL = OUT.with_name("run_times.partial.json")  # what a part-way invocation finished (untracked)
 WHAT = (
     "cold",
     "warm",
@@ -334,14 +336,17 @@ def main() -> None:
         if "cold-all" not in args.what:
             raise SystemExit("checkpoint-all measures on the cold-all run's cache: give cold-all with it")
         results["new_checkpoint_all_warm"] = stamped(new_checkpoint(every), stamp)
-    save(results, stamp)
+    save(results, stamp, final=True)
 
 
-def save(results: dict, stamp: dict) -> None:
-    """Write the results file as it stands, the stamp of this invocation at its top (each entry carries its own)."""
+def save(results: dict, stamp: dict, final: bool = False) -> None:
+    """Write the results as they stand, the stamp of this invocation at their top (each entry carries its own): to
+    the untracked partial file while runs remain, to the results file at the end (module docstring)."""
     results["provenance"] = stamp
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1) + "\n")
+    (OUT if final else PARTIAL).write_text(json.dumps(results, indent=1) + "\n")
+    if final:
+        PARTIAL.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
