@@ -565,8 +565,9 @@ def run_times() -> str:
     """The Test section's numbers, from the last ``run_times.py cold warm train`` (run_times.json): the commit, the
     date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
     data = _result("run_times.json")
-    cold, warm, machine = data["cold"], data["warm"], data["provenance"]["machine"]
-    on = f"{machine['cpu']}, {machine['cpu_count']} cores"
+    cold, warm = data["cold"], data["warm"]
+    machine = cold.get("provenance", data["provenance"])["machine"]
+    on = f"{machine['cpu']} ({machine.get('cpu_capability', 'instruction set unrecorded')}), {machine['cpu_count']} cores"
     where = (f"both at {_at(warm)} on {warm.get('date', 'an unrecorded date')}"
              if cold.get("commit") == warm.get("commit") and cold.get("commit")
              else f"cold at {_at(cold)} on {cold.get('date', 'an unrecorded date')}, warm at {_at(warm)} on "
