@@ -32,8 +32,11 @@ from model_props.verdicts.study import load_study
 OUT = Path(__file__).resolve().parent / "results" / "live_null.json"
 
 
-def false_failures(reference: str, replicates: int, seed: int) -> dict:
-    """One reference's simulated false-failure rate (module docstring)."""
+def simulate(reference: str, replicates: int, seed: int, shift: float = 0.0, seeds: int | None = None) -> dict:
+    """The whole live procedure on ``replicates`` simulated live seeds of ``reference`` (module docstring): the rate
+    at which it fails, and its omnibus alone. ``seeds``: study seeds drawn per replicate (default: the study's k);
+    ``shift``: the live seed moved that many predictive SDs (of the truth, sqrt(1 + 1/seeds) study SDs) on every
+    statistic towards the side its check tests (up for a two-sided one), a broad shift; 0 is the null."""
     profile, study, snapshot = load_profile("smoke"), load_study("smoke"), load_snapshot("smoke")
     assert study is not None, "the smoke profile has a seed study"
     statistics = [s for s in family(study, profile, reference, snapshot, profile.references.__contains__)
@@ -42,23 +45,31 @@ def false_failures(reference: str, replicates: int, seed: int) -> dict:
         [[s.scale.to(v) for v in s.values if v is not None] for s in statistics]
     ).T  # (k, n) on each statistic's scale
     k = x.shape[0]
+    drawn = seeds or k
     rng = np.random.default_rng(seed)
     residuals = (x - x.mean(axis=0)) / math.sqrt(k - 1)  # covariance = residualsᵀ residuals
+    towards = np.array([-1.0 if s.sides == {"lower"} else 1.0 for s in statistics])
+    moved = shift * math.sqrt(1 + 1 / drawn) * x.std(axis=0, ddof=1) * towards
     failed = omnibus_failed = 0
     for _ in range(replicates):
-        draws = x.mean(axis=0) + rng.standard_normal((k + 1, k)) @ residuals
+        draws = x.mean(axis=0) + rng.standard_normal((drawn + 1, k)) @ residuals
+        draws[drawn] += moved
         values = [[float(np.clip(s.scale.back(v), s.scale.low, s.scale.high)) for v in draws[:, j]]
                   for j, s in enumerate(statistics)]  # fmt: skip
-        simulated = [dataclasses.replace(s, values=tuple(v[:k])) for s, v in zip(statistics, values)]
-        live = {s.label: v[k] for s, v in zip(statistics, values)}
+        simulated = [dataclasses.replace(s, values=tuple(v[:drawn])) for s, v in zip(statistics, values)]
+        live = {s.label: v[drawn] for s, v in zip(statistics, values)}
         found = reproduce(reference, simulated, live, profile)
         failed += bool(found.failed)
         omnibus_failed += any(isinstance(c, omnibus.Omnibus) for c in found.failed)
-    rate = failed / replicates
-    level = run_level(profile)
-    return {"reference": reference, "statistics": len(statistics), "seeds": k, "replicates": replicates,
-            "level": level, "rate": rate, "mc_error": math.sqrt(level * (1 - level) / replicates),
-            "omnibus_rate": omnibus_failed / replicates}  # fmt: skip
+    return {"reference": reference, "statistics": len(statistics), "seeds": drawn, "replicates": replicates,
+            "rate": failed / replicates, "omnibus_rate": omnibus_failed / replicates}  # fmt: skip
+
+
+def false_failures(reference: str, replicates: int, seed: int) -> dict:
+    """One reference's simulated false-failure rate under the null, with its level and Monte Carlo error."""
+    level = run_level(load_profile("smoke"))
+    return {**simulate(reference, replicates, seed), "level": level,
+            "mc_error": math.sqrt(level * (1 - level) / replicates)}  # fmt: skip
 
 
 def main() -> None:

@@ -296,6 +296,26 @@ def live_null() -> str:
     )
 
 
+def live_power() -> str:
+    """The live procedure's power against a broad shift (``benchmarks/live_power.py``), at the study's seeds and at
+    twice as many drawn from the same truth."""
+    data = _result("live_power.json")
+    shifts = data["shifts"]
+    found = {(r["reference"], r["seeds"], r["shift"]): r for r in data["rows"]}
+    seeds = sorted({r["seeds"] for r in data["rows"]})
+    head = " | ".join(f"{k} seeds, shift {d:g}" for k in seeds for d in shifts)
+    lines = [f"| reference | {head} |", "|---|" + "---|" * (len(seeds) * len(shifts))]
+    for reference in dict.fromkeys(r["reference"] for r in data["rows"]):
+        cells = " | ".join(f"{found[reference, k, d]['rate']:.0%}" for k in seeds for d in shifts)
+        lines.append(f"| {reference} | {cells} |")
+    worst = max(r["mc_error"] for r in data["rows"])
+    return "\n".join(lines) + (
+        f"\n\n(Shifts in predictive SDs on every statistic; {data['replicates']:,} simulated live seeds per reference "
+        f"and setting, each omnibus's reference distribution from {data['draws']:,} draws; Monte Carlo error at most "
+        f"{worst:.1%}.)\n\n" + stamps.stamp("live_power.json")
+    )
+
+
 def _mean(values) -> float:
     defined = [v for v in values if v is not None]
     return statistics.mean(defined) if defined else float("nan")
@@ -545,8 +565,9 @@ def run_times() -> str:
     """The Test section's numbers, from the last ``run_times.py cold warm train`` (run_times.json): the commit, the
     date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
     data = _result("run_times.json")
-    cold, warm, machine = data["cold"], data["warm"], data["provenance"]["machine"]
-    on = f"{machine['cpu']}, {machine['cpu_count']} cores"
+    cold, warm = data["cold"], data["warm"]
+    machine = cold.get("provenance", data["provenance"])["machine"]
+    on = f"{machine['cpu']} ({machine.get('cpu_capability', 'instruction set unrecorded')}), {machine['cpu_count']} cores"
     where = (f"both at {_at(warm)} on {warm.get('date', 'an unrecorded date')}"
              if cold.get("commit") == warm.get("commit") and cold.get("commit")
              else f"cold at {_at(cold)} on {cold.get('date', 'an unrecorded date')}, warm at {_at(warm)} on "
@@ -734,6 +755,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "reproduction": reproduction,
     "reproduction-power": reproduction_power,
     "live-null": live_null,
+    "live-power": live_power,
     "discrepancies": discrepancies,
     "uncontrolled": uncontrolled,
     "readme-uncontrolled": readme_uncontrolled,
