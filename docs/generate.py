@@ -546,6 +546,12 @@ def _outcome(run: dict) -> str:
     return ", ".join(w for w in words if not w.endswith(("deselected", "warning", "warnings")))
 
 
+def _machine(run: dict, data: dict) -> str:
+    """The machine a timing was measured on, with torch's instruction set (which changes its speed several-fold)."""
+    machine = run.get("provenance", data["provenance"])["machine"]
+    return f"{machine['cpu']} ({machine.get('cpu_capability', 'instruction set unrecorded')}), {machine['cpu_count']} cores"
+
+
 def _at(run: dict) -> str:
     """Where a timing was measured: its commit, or "an earlier tree" for entries from before commits were recorded."""
     return f"commit `{run['commit']}`" if run.get("commit") else "an earlier tree (commit not recorded)"
@@ -566,12 +572,12 @@ def run_times() -> str:
     date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
     data = _result("run_times.json")
     cold, warm = data["cold"], data["warm"]
-    machine = cold.get("provenance", data["provenance"])["machine"]
-    on = f"{machine['cpu']} ({machine.get('cpu_capability', 'instruction set unrecorded')}), {machine['cpu_count']} cores"
+    on = _machine(cold, data)
     where = (f"both at {_at(warm)} on {warm.get('date', 'an unrecorded date')}"
              if cold.get("commit") == warm.get("commit") and cold.get("commit")
              else f"cold at {_at(cold)} on {cold.get('date', 'an unrecorded date')}, warm at {_at(warm)} on "
-                  f"{warm.get('date', 'an unrecorded date')}")  # fmt: skip
+                  f"{warm.get('date', 'an unrecorded date')}"
+                  + ("" if _machine(warm, data) == on else f" on {_machine(warm, data)}"))  # fmt: skip
     text = (f"On {on}, the default run took **{cold['seconds'] / 60:.1f} minutes cold** ({cold['seconds']:,.0f} s from "
             f"a fresh cache: \"{_outcome(cold)}\") and **{warm['seconds']:.0f} s warm** (\"{_outcome(warm)}\"), "
             f"{where}")  # fmt: skip
