@@ -572,12 +572,12 @@ def run_times() -> str:
     date and the machine of each, the cold run's own outcome, and the full live run's where it was measured."""
     data = _result("run_times.json")
     cold, warm = data["cold"], data["warm"]
-    on = _machine(cold, data)
+    on, warm_on = _machine(cold, data), _machine(warm, data)
     where = (f"both at {_at(warm)} on {warm.get('date', 'an unrecorded date')}"
              if cold.get("commit") == warm.get("commit") and cold.get("commit")
              else f"cold at {_at(cold)} on {cold.get('date', 'an unrecorded date')}, warm at {_at(warm)} on "
                   f"{warm.get('date', 'an unrecorded date')}"
-                  + ("" if _machine(warm, data) == on else f" on {_machine(warm, data)}"))  # fmt: skip
+                  + ("" if warm_on == on else f" on {warm_on}"))  # fmt: skip
     text = (f"On {on}, the default run took **{cold['seconds'] / 60:.1f} minutes cold** ({cold['seconds']:,.0f} s from "
             f"a fresh cache: \"{_outcome(cold)}\") and **{warm['seconds']:.0f} s warm** (\"{_outcome(warm)}\"), "
             f"{where}")  # fmt: skip
