@@ -1,6 +1,7 @@
 """The live procedure's false-failure rate under the null, simulated from the committed study's own covariance.
 
-For each reference, the default run's family (the references trained live) of the committed smoke study: every
+For each reference, the default run's family (the references trained live, every report kind but the release kinds:
+:func:`model_props.verdicts.family.default_family`) of the committed smoke study: every
 statistic on its scale (a paired difference as the study holds it), the study's mean and covariance of those values
 over its seeds taken as the truth. Each replicate draws k study seeds and one live seed from that normal
 distribution (kept inside each statistic's range, as real values are), and runs the whole live procedure on them
@@ -24,7 +25,7 @@ from provenance import record
 
 from model_props.training.profiles import load_profile
 from model_props.verdicts import omnibus
-from model_props.verdicts.family import family
+from model_props.verdicts.family import default_family
 from model_props.verdicts.reproduction import reproduce, run_level
 from model_props.verdicts.snapshot import load_snapshot
 from model_props.verdicts.study import load_study
@@ -39,8 +40,9 @@ def simulate(reference: str, replicates: int, seed: int, shift: float = 0.0, see
     statistic towards the side its check tests (up for a two-sided one), a broad shift; 0 is the null."""
     profile, study, snapshot = load_profile("smoke"), load_study("smoke"), load_snapshot("smoke")
     assert study is not None, "the smoke profile has a seed study"
-    statistics = [s for s in family(study, profile, reference, snapshot, profile.references.__contains__)
-                  if all(v is not None for v in s.values)]  # fmt: skip
+    statistics = [
+        s for s in default_family(study, profile, reference, snapshot) if all(v is not None for v in s.values)
+    ]
     x = np.array(
         [[s.scale.to(v) for v in s.values if v is not None] for s in statistics]
     ).T  # (k, n) on each statistic's scale

@@ -31,7 +31,7 @@ from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
-from model_props.verdicts.family import family, single_check
+from model_props.verdicts.family import default_family, default_kind, single_check
 from model_props.verdicts.live_check import Check
 from model_props.verdicts.omnibus import Omnibus
 from model_props.verdicts.reproduction import FAMILY_LEVEL, claim_checks, held_out, load_discrepancies, reproduce
@@ -207,7 +207,7 @@ def _trials():
     """The default run's reproduction (the references trained live) on each study seed, predicted from the others."""
     study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
     live = profile.references.__contains__
-    return [(name, seed, held_out(study, profile, name, i, snapshot, live))
+    return [(name, seed, held_out(study, profile, name, i, snapshot, live, default_kind))
             for name in profile.references for i, seed in enumerate(study.seeds)]  # fmt: skip
 
 
@@ -247,7 +247,7 @@ def reproduction_power() -> str:
     study, profile, snapshot = _study(), load_profile("smoke"), load_snapshot("smoke")
     rows, each = [], []
     for name in profile.references:
-        statistics = family(study, profile, name, snapshot, profile.references.__contains__)
+        statistics = default_family(study, profile, name, snapshot)
         mean = {s.label: _mean(s.values) for s in statistics}
         readers = {r[:2] for s in statistics for r in s.readers}
         checks = {c.what: c for claim, model in readers for c in claim_checks(claim, model, {name: statistics}, mean, profile)}  # fmt: skip

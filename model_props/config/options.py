@@ -252,8 +252,9 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "which models the run trains live",
         "which models the run trains with the profile's live seed and checks live: 'references' (the five "
-        "references: their reproduction tests, mutant controls and live checks; every variant is judged from the "
-        "committed seed study) or 'all' (every variant and independent run too: the release and nightly check)",
+        "references: their reproduction tests, mutant controls and live checks, but no Hessian spectrum or PGD attack "
+        "of them; every variant is judged from the committed seed study) or 'all' (every variant and independent run "
+        "too, and every report kind: the release and nightly check)",
         "references",
         pytest="--claims-live",
         metavar="references|all",

@@ -43,7 +43,7 @@ from ..verdicts.scope import Route
 from ..verdicts.snapshot import snapshot_name, update_command
 from ..verdicts.study import SeedStudy
 from .inputs import too_few
-from .live import SWITCH, listed, not_live
+from .live import SWITCH, listed, measured_live, not_live
 from .reproduction import live_checks
 from .routes import route_of
 from .study_side import study_side
@@ -124,17 +124,17 @@ class _Live:
 
     def not_trained_here(self, part: Part) -> str | None:
         """Why a part that reads a model this session does not train (:func:`.live.not_live`: a variant, an
-        independent run) is skipped: no test trains a model. For a reference judged from the seed study, this live
-        judgement stands beside the study's verdict; for any other weights (a user's checkpoint, ``--claims-scope
-        checkpoint``) the part needs the switch that trains what it reads ahead of the tests, on the workers."""
+        independent run) is skipped: no test trains a model. For a reference judged from the seed study (also where
+        the run does not measure the report live, :func:`.live.measured_live`), this live judgement stands beside the
+        study's verdict; for other weights the part needs the switch that trains what it reads ahead, on the workers."""
         missing = not_live(self.store.settings, part, self.tested.name)
-        if not missing:
-            return None
-        if self.route == "study":
-            return (f"it reads {listed(missing)}, which this run does not train: the part is judged from the "
-                    f"committed seed study; its live run needs {SWITCH}")  # fmt: skip
-        return (f"it reads {listed(missing)}, which this run does not train (no test trains a model); {SWITCH} "
-                f"trains {'it' if len(missing) == 1 else 'them'} ahead of the tests, on the workers")  # fmt: skip
+        if self.route == "study" and (missing or not measured_live(self.store.settings, part.reads)):
+            what = (f"{listed(missing)}, which this run does not train" if missing else
+                    f"its {part.reads} report, which only the full live run measures on the live weights")  # fmt: skip
+            return f"it reads {what}: the part is judged from the committed seed study; its live run needs {SWITCH}"
+        return None if not missing else (f"it reads {listed(missing)}, which this run does not train (no test trains a "
+                                         f"model); {SWITCH} trains {'it' if len(missing) == 1 else 'them'} ahead of "
+                                         "the tests, on the workers")  # fmt: skip
 
     def skip(self, part: Part, recipe: str | None = None) -> str | None:
         """Why ``part`` is skipped (module docstring), if it is; ``recipe``: the model it reads from the seed study."""

@@ -1,15 +1,31 @@
 """What a session trains live, applied to what a claim part reads (:meth:`~model_props.config.settings.Settings.trains_live`): by
 default the five references only; every variant and independent run too with ``--claims-live=all``. A reference's
-part that reads a model this session does not train is judged from the committed seed study alone."""
+part that reads a model this session does not train is judged from the committed seed study alone, and so is one that
+reads a report the default run does not measure on the references' live weights (:func:`measured_live`)."""
 
 from __future__ import annotations
 
 from ..claims.base import Claim, Part
 from ..config.settings import Settings
+from ..verdicts.family import default_kind
 
-__all__ = ["SWITCH", "not_live", "not_live_claim", "not_live_report", "listed", "needs_switch"]
+__all__ = ["SWITCH", "measured_live", "unmeasured_reports", "not_live", "not_live_claim", "not_live_report", "listed",
+           "needs_switch"]  # fmt: skip
 
 SWITCH = "--claims-live=all"  # the run that trains every variant and independent run live
+
+
+def measured_live(settings: Settings, kind: str) -> bool:
+    """Whether this session measures the ``kind`` report on the live weights of the profile's references (their live
+    checks, their claim tests' own evidence and their mutant controls): every kind with ``--claims-live=all``, by
+    default every kind but :data:`~model_props.verdicts.family.RELEASE_KINDS`."""
+    return settings.live == "all" or default_kind(kind)
+
+
+def unmeasured_reports(settings: Settings, claim: Claim) -> list[str]:
+    """The reports ``claim``'s parts read that this session does not measure on the references' live weights."""
+    return [f"its {kind} reports" for kind in dict.fromkeys(p.reads for p in claim.parts)
+            if not measured_live(settings, kind)]  # fmt: skip
 
 
 def not_live_report(settings: Settings, name: str, kind: str) -> list[str]:
@@ -40,7 +56,7 @@ def not_live_claim(settings: Settings, claim: Claim, model: str) -> list[str]:
 
 def needs_switch(what: str, missing: list[str]) -> str:
     """Why ``what`` (a test that reads the runs ``missing``) is skipped in this session."""
-    return f"{what} reads {listed(missing)}, which this run does not train; it needs {SWITCH}"
+    return f"{what} reads {listed(missing)}, which this run does not train or measure; it needs {SWITCH}"
 
 
 def listed(names: list[str]) -> str:

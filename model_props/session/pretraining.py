@@ -22,7 +22,7 @@ from ..training.loop import Checkpoint, estimate_training_seconds, training_spli
 from ..training.recipes import Recipe
 from ..verdicts.family import family
 from ..zoo.pretrained import parse_pretrained
-from .live import not_live_report
+from .live import measured_live, not_live_report
 from .routes import route_for
 
 __all__ = ["pretrain", "runs_ahead", "compares_with_references", "reproduction_reads"]
@@ -58,7 +58,8 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
         if route_for(store, reference) != "study":
             continue
         try:
-            statistics = family(study, store.profile, reference, store.snapshot, s.trains_live)
+            statistics = family(study, store.profile, reference, store.snapshot, s.trains_live,
+                                kinds=lambda kind: measured_live(s, kind))  # fmt: skip
         except StudyError:
             continue
         for statistic in statistics:

@@ -18,7 +18,7 @@ from ..verdicts.fingerprint import recipe_fingerprint
 from ..verdicts.live_check import Check
 from ..verdicts.reproduction import Reproduction, claim_checks, load_discrepancies, reproduce
 from ..verdicts.study import SeedStudy, regenerate
-from .live import not_live_report
+from .live import measured_live, not_live_report
 
 __all__ = ["reproduction", "live_checks", "live_family"]
 
@@ -39,10 +39,11 @@ def _study(store: ModelStore) -> SeedStudy:
 def live_family(store: ModelStore, reference: str, *, skip_stale: bool = False) -> list[StudyStatistic]:
     """The statistics of ``reference``'s family among the recipes this session trains live, with the sides the
     expectation snapshot's verdicts ask for; a statistic whose report reads a run this session does not train (a
-    pair report's independent runs, :func:`~.live.not_live_report`) is left out."""
+    pair report's independent runs, :func:`~.live.not_live_report`) or that it does not measure on the live weights
+    (:func:`~.live.measured_live`) is left out."""
     settings = store.settings
     found = family(_study(store), store.profile, reference, store.snapshot, settings.trains_live,
-                   skip_stale=skip_stale)  # fmt: skip
+                   skip_stale=skip_stale, kinds=lambda kind: measured_live(settings, kind))  # fmt: skip
     return [s for s in found if s.part is None or not not_live_report(settings, s.name, s.part.reads)]
 
 

@@ -9,8 +9,9 @@ reproduces its own record bit for bit), with the study's measurement seed.
 
 :func:`record_canaries` runs :data:`CANARY_SEEDS` with the code that built a study and writes
 ``<profile>-canaries.json`` beside it; :func:`judged_study` runs the first seed with the current code (trained
-models and reports come from the local cache, keyed by the code's source hash) and attaches to the study what
-moved (:class:`~model_props.verdicts.canaries.CanaryRecord`). What a canary cannot see is listed in
+models and reports come from the local cache, keyed by the code's source hash) for the claims whose outcome running
+could change (none where code, recipes and versions are the record's on its machine kind) and attaches to the study
+what moved (:class:`~model_props.verdicts.canaries.CanaryRecord`). What a canary cannot see is listed in
 ``docs/verdicts.md``: a change that matters only after more steps or on more images than a canary's, and code that
 only a GPU runs.
 """
@@ -110,13 +111,18 @@ def load_canaries(profile: str, user_dir: Path | None = None) -> CanaryRecord | 
 
 def canary_moved(settings: Settings, study: SeedStudy, only: Sequence[str] | None = None) -> dict[str, list[str]]:
     """What moved of ``study``'s canaries (:meth:`~model_props.verdicts.canaries.CanaryRecord.moved`, and a claim the
-    record lacks): the first canary seed run by this code, against the generation's record; ``only``: of these
-    claims (and the recipes they read) alone."""
+    record lacks): the first canary seed run by this code, against the generation's record, for the claims whose
+    outcome is not fixed without running (:meth:`~model_props.verdicts.canaries.CanaryRecord.to_run`: none where the
+    code, the recipes and the versions are those of the record or of this machine kind's reference); ``only``: of
+    these claims (and the recipes they read) alone."""
     record = load_canaries(settings.profile, settings.recipes.user_dir)
     if record is None:
         return {ALL: [f"it has no canary record ({settings.profile}-canaries.json) to judge the code by"]}
-    now = run_canaries(settings, record.seeds[0], only)
-    machine = machine_kind(provenance("cpu")["machine"])
+    made = provenance("cpu")
+    machine = machine_kind(made["machine"])
+    asked = list(only) if only is not None else list(study.claims)
+    run = record.to_run(asked, settings.profile_data, machine, made["versions"])
+    now = run_canaries(settings, record.seeds[0], run) if run else {"claims": {}, "recipes": {}}
     moved, excused = record.machine_excused(record.moved(now, settings.profile_data, study.identity, CANARY, machine),
                                             settings.profile_data, machine)  # fmt: skip
     if excused:

@@ -153,9 +153,7 @@ class CanaryRecord:
         if dict(study) != dict(self.study) or json.loads(json.dumps(overlay)) != self.overlay:
             what = "another study" if dict(study) != dict(self.study) else "canaries of another size"
             return {ALL: [f"its canary record {self.source} is of {what}"]}
-        changed = {
-            n for n, h in self.recipes.items() if n not in profile.recipes or recipe_data(profile.recipes[n]) != h
-        }
+        changed = self.changed_recipes(profile)
 
         def trained_moved(on: Mapping[str, Any]) -> dict[str, list[str]]:
             """Per recipe, how its training canaries left their margin, around the record's first seed or, where
@@ -191,6 +189,46 @@ class CanaryRecord:
             if found:
                 reasons[cid] = list(dict.fromkeys(found))
         return reasons
+
+    def changed_recipes(self, profile: Profile) -> set[str]:
+        """The recorded recipes whose data (:func:`recipe_data`) the profile no longer has."""
+        return {n for n, h in self.recipes.items() if n not in profile.recipes or recipe_data(profile.recipes[n]) != h}
+
+    def to_run(self, claims: Sequence[str], profile: Profile, machine: str,
+               versions: Mapping[str, str]) -> list[str]:  # fmt: skip
+        """Of ``claims``, those whose canaries must run to be judged on machine kind ``machine`` (:func:`machine_kind`)
+        with library ``versions`` (torch, timm, numpy; the project's own version is not judged). The outcome of the
+        others is fixed without running them, for a claim whose code is the recording code's (:func:`code_digest`)
+        and whose recipes are the recorded ones:
+        - on a kind with no reference for it, any move is the machine's (:meth:`machine_excused`);
+        - on the kind of its reference (the record's, or :attr:`machines`') with that reference's versions, it
+          reproduces the reference bit for bit (one torch thread): nothing moves.
+        A claim the record lacks is left to :meth:`moved`'s caller (it is stale without running)."""
+        changed = self.changed_recipes(profile)
+
+        def libraries(provenance: Mapping[str, Any]) -> dict[str, str]:
+            return {k: v for k, v in provenance.get("versions", {}).items() if k != "model-props"}
+
+        if machine == self.machine:
+            referenced, then = set(self.claims), libraries(self.provenance)
+        else:
+            own = self.machines.get(machine, {})
+            referenced, then = set(own.get("claims", {})), libraries(own.get("provenance", {}))
+        run = []
+        for cid in claims:
+            if cid not in self.claims:
+                continue
+            claim = get_claim(cid)
+            partners = {p.partner for p in claim.parts if p.partner}
+            reads = {model for models in self.claims[cid].values() for model in models} | partners
+            fixed = (
+                code_digest(claim, profile) == self.code.get(cid)
+                and not reads & changed
+                and (cid not in referenced or then == libraries({"versions": versions}))
+            )
+            if not fixed:
+                run.append(cid)
+        return run
 
     def machine_excused(self, moved: Mapping[str, list[str]], profile: Profile, machine: str,
                         code: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], list[str]]:  # fmt: skip

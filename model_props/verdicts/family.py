@@ -10,7 +10,10 @@ which a live value would move it (:func:`family`), and its check at a live value
   towards it (a live value further in the contradicted direction moves nothing; for an equivalence, ``within``, the
   side towards equivalence), ``inconclusive`` (or without an entry) on both sides; a ``skipped`` part is not
   checked. A statistic several parts read is checked once, on the union of their sides;
-- each live model's test accuracy is checked on its lower side: the training's health.
+- each live model's test accuracy is checked on its lower side: the training's health;
+- the default run (``--claims-live=references``, :func:`default_family`) checks the references' statistics of every
+  report kind but the costliest, :data:`RELEASE_KINDS` (Hessian spectra and PGD attacks, about three quarters of a
+  cold default run's measuring on two cores); the full live run (``--claims-live=all``) checks those too.
 """
 
 from __future__ import annotations
@@ -29,9 +32,16 @@ from .scales import RAW, Scale, fitted, scale_of
 from .snapshot import Snapshot
 from .study import SeedStudy
 
-__all__ = ["StudyStatistic", "family", "single_check"]
+__all__ = ["StudyStatistic", "RELEASE_KINDS", "default_kind", "family", "default_family", "single_check"]
 
 BOTH: frozenset[Side] = frozenset({"lower", "upper"})
+RELEASE_KINDS = frozenset({"spectrum", "attack", "attack_test"})  # measured live by the full live run only
+
+
+def default_kind(kind: str) -> bool:
+    """Whether the default run measures the ``kind`` report (``kind@partner``: a pair's) on the live weights of the
+    profile's references: every kind but :data:`RELEASE_KINDS`."""
+    return kind.partition("@")[0] not in RELEASE_KINDS
 
 
 @dataclass(frozen=True)
@@ -117,13 +127,14 @@ def _mean(values: Sequence[float | None]) -> float:
 
 
 def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapshot | None = None,
-           live: Callable[[str], bool] | None = None, *, skip_stale: bool = False) -> list[StudyStatistic]:  # fmt: skip
+           live: Callable[[str], bool] | None = None, *, skip_stale: bool = False,
+           kinds: Callable[[str], bool] | None = None) -> list[StudyStatistic]:  # fmt: skip
     """Every distinct statistic a verdict on ``reference``'s family reads (the reference and its variants that
     ``live`` says are trained live; all of them without it), each once, with the sides the ``snapshot``'s verdicts
     ask for (both sides for every reading part without one): a comparison part's paired difference where its
     ``versus`` is trained live too, else the values of the family's model; and each member's test accuracy (the
-    training-health check, lower side). A stale entry raises :class:`~model_props.errors.StudyError` with the fix,
-    or is left out with ``skip_stale``."""
+    training-health check, lower side); ``kinds``: of the parts whose report kind it accepts (all without it). A stale
+    entry raises :class:`~model_props.errors.StudyError` with the fix, or is left out with ``skip_stale``."""
     members = [n for n in study.recipes if profile.bases.get(n, n) == reference and (live is None or live(n))]
     found: dict[tuple, StudyStatistic] = {
         (name, checkpoint): StudyStatistic(f"test accuracy of {name} ({checkpoint})", name, checkpoint,
@@ -137,6 +148,8 @@ def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapsho
             continue
         study.check(claim, profile)
         for part in claim.parts:
+            if kinds is not None and not kinds(part.reads):
+                continue
             record = study.claims[claim.id]["parts"].get(part.name, {})
             values = record.get("values", {})
             for model in study.evaluated_on(claim):
@@ -172,6 +185,13 @@ def family(study: SeedStudy, profile: Profile, reference: str, snapshot: Snapsho
                         found[key] = dataclasses.replace(s, sides=s.sides | sides,
                                                          readers=(*s.readers, (claim.id, model, part.name)))  # fmt: skip
     return [s for s in found.values() if s.sides]
+
+
+def default_family(study: SeedStudy, profile: Profile, reference: str,
+                   snapshot: Snapshot | None = None) -> list[StudyStatistic]:  # fmt: skip
+    """The family the default run checks live: the references trained live, every report kind but
+    :data:`RELEASE_KINDS` (module docstring)."""
+    return family(study, profile, reference, snapshot, profile.references.__contains__, kinds=default_kind)
 
 
 def _predictive(s: StudyStatistic, value: float) -> Predictive | None:

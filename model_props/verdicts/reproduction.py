@@ -199,11 +199,12 @@ def claim_checks(claim: str, model: str, families: Mapping[str, Sequence[StudySt
 
 
 def held_out(study: SeedStudy, profile: Profile, reference: str, seed_index: int, snapshot: Snapshot | None = None,
-             live: Callable[[str], bool] | None = None) -> Reproduction:  # fmt: skip
+             live: Callable[[str], bool] | None = None, kinds: Callable[[str], bool] | None = None) -> Reproduction:  # fmt: skip
     """The reproduction rule applied to one of the study's own seeds, predicted from the others: how often it fails
-    a draw that reproduces the recipe by construction (its false-alarm rate, with k - 1 seeds)."""
+    a draw that reproduces the recipe by construction (its false-alarm rate, with k - 1 seeds); ``live`` and
+    ``kinds`` as :func:`~.family.family`'s."""
     rest, values = [], {}
-    for s in family(study, profile, reference, snapshot, live):
+    for s in family(study, profile, reference, snapshot, live, kinds=kinds):
         value = s.values[seed_index]
         rest.append(dataclasses.replace(s, values=s.values[:seed_index] + s.values[seed_index + 1 :]))
         values[s.label] = math.nan if value is None else value

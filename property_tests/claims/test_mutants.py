@@ -18,19 +18,21 @@ from model_props.claims import get_claim, list_claims
 from model_props.claims.controls import BASE_AGAINST, BELOW_CHANCE, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
 from model_props.config.settings import Settings
 from model_props.plugin import state
-from model_props.session.live import needs_switch, not_live_claim
+from model_props.session.live import needs_switch, not_live_claim, unmeasured_reports
 from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
 from model_props.verdicts.stats import Estimate, decide
 from model_props.verdicts.study import load_study
 
 
 def not_trained_here(settings: Settings, key: tuple[str, str]) -> list[str]:
-    """What the control ``key`` reads that the session does not train: the model its mutant is made from, and what
-    any part of its claim reads on its base (:func:`~model_props.session.live.not_live_claim`: the base is judged on
-    every part)."""
-    control = CONTROLS[key]
+    """What the control ``key`` reads that the session does not train or measure: the model its mutant is made from,
+    what any part of its claim reads on its base (:func:`~model_props.session.live.not_live_claim`: the base is judged
+    on every part), and the reports of its claim that the run measures on no live weights
+    (:func:`~model_props.session.live.unmeasured_reports`)."""
+    control, claim = CONTROLS[key], get_claim(key[0])
     replaced = [] if settings.trains_live(control.replaced) else [control.replaced]
-    return list(dict.fromkeys([*replaced, *not_live_claim(settings, get_claim(key[0]), control.model)]))
+    missing = [*replaced, *not_live_claim(settings, claim, control.model), *unmeasured_reports(settings, claim)]
+    return list(dict.fromkeys(missing))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -112,6 +112,42 @@ def test_a_machine_kinds_own_reference_judges_its_claims_there_even_where_the_co
         assert referenced.machine_excused(moved, profile, there, code) == (moved, [])
 
 
+def test_a_canary_runs_only_where_running_could_change_the_outcome(committed):
+    """The recording code, recipes and versions fix the outcome without running: nothing moves on the kind of a
+    reference (one torch thread reproduces it bit for bit), any move is excused on a kind without one. Changed code,
+    a changed recipe or, on the kind of a reference, another torch make a claim's canaries run."""
+    record, study, profile = committed
+    claims, versions, there = list(record.claims), dict(record.provenance["versions"]), "Another CPU (AVX2)"
+    assert record.to_run(claims, profile, record.machine, versions) == []
+    assert record.to_run(claims, profile, record.machine, {**versions, "model-props": "9.9"}) == []
+    assert record.to_run(claims, profile, record.machine, {**versions, "torch": "9.9"}) == claims
+    assert record.to_run(claims, profile, there, {**versions, "torch": "9.9"}) == []  # any move there is excused
+    changed = dataclasses.replace(record, code={**record.code, NOISE_CLAIM: "other code"})
+    for machine in (record.machine, there):
+        assert changed.to_run(claims, profile, machine, versions) == [NOISE_CLAIM]
+    reference = {**record.reference(there, replayed(record), dict(record.code)),
+                 "provenance": {"versions": {**versions, "torch": "9.9"}}}  # fmt: skip
+    referenced = dataclasses.replace(record, machines={there: reference})
+    assert referenced.to_run(claims, profile, there, {**versions, "torch": "9.9"}) == []
+    assert referenced.to_run(claims, profile, there, versions) == claims
+    vit = dataclasses.replace(profile.recipes["vit"], lr=profile.recipes["vit"].lr * 2)
+    run = record.to_run(claims, dataclasses.replace(profile, recipes={**profile.recipes, "vit": vit}), there, versions)
+    assert NOISE_CLAIM in run and POSITION_CLAIM in run
+    for cid in run:
+        partners = {part.partner for part in get_claim(cid).parts}
+        assert "vit" in partners or any("vit" in models for models in record.claims[cid].values()), cid
+
+
+def test_a_session_with_the_recording_code_runs_no_canary(committed, monkeypatch, tmp_path):
+    from model_props.config.settings import Settings
+    from model_props.study import canaries
+
+    record, study, _ = committed
+    monkeypatch.setattr(canaries, "provenance", lambda device: copy.deepcopy(dict(record.provenance)))
+    monkeypatch.setattr(canaries, "run_canaries", lambda *args: pytest.fail(f"ran the canaries: {args}"))
+    assert canaries.canary_moved(Settings(profile="smoke", cache_dir=tmp_path, progress=False), study) == {}
+
+
 def test_an_undefined_canary_must_stay_undefined(committed):
     record, study, profile = committed
     now = replayed(record)

@@ -111,8 +111,20 @@ def test_a_references_live_judgement_skips_a_part_that_reads_a_model_not_trained
         f"it reads {reads}, which this run does not train (no test trains a model); --claims-live=all trains "
         f"{'them' if ' and ' in reads else 'it'} ahead of the tests, on the workers"
     )
-    only_references = get_claim("park2022.vit-nonconvex").parts[0]  # the ViT against the ResNet
-    assert live(model_store).not_trained_here(only_references) is None
+    assert live(model_store).not_trained_here(get_claim("park2022.msa-lowpass").parts[0]) is None  # the ViT alone
+
+
+def test_a_references_live_judgement_leaves_the_costliest_reports_to_the_full_live_run(model_store):
+    """A reference's part that reads a release kind (Hessian spectra, PGD attacks) on models the run trains is judged
+    from the committed study alone by default, naming the switch; the full live run and weights judged alone (a
+    user's checkpoint) measure it."""
+    spectrum = get_claim("park2022.vit-nonconvex").parts[0]  # the ViT against the ResNet, both trained here
+    assert live(model_store).not_trained_here(spectrum) == (
+        "it reads its spectrum report, which only the full live run measures on the live weights: the part is judged "
+        "from the committed seed study; its live run needs --claims-live=all"
+    )
+    assert live(model_store, live="all").not_trained_here(spectrum) is None
+    assert live(model_store, scope="checkpoint").not_trained_here(spectrum) is None
 
 
 def test_weights_judged_alone_read_a_variant_they_are_compared_with_from_the_committed_study(model_store, monkeypatch):
