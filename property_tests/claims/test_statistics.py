@@ -1,14 +1,14 @@
 """Every claim statistic evaluates all bootstrap resamples in one call over an index matrix; row by row, one resample
 at a time, it gives the same values (to 1e-12), on the live reports of every reference it applies to. A part whose
-report is of a run this session does not train (a variant or an independent run, by default) is checked with
-``--claims-live=all``."""
+report is of a run this session does not train (a variant or an independent run, by default) or of a kind it does
+not measure on the live weights (a Hessian spectrum or a PGD attack, by default) is checked with ``--claims-live=all``."""
 
 import numpy as np
 import pytest
 
 from model_props.claims import list_claims
 from model_props.errors import NotApplicable
-from model_props.session.live import needs_switch, not_live_report
+from model_props.session.live import measured_live, needs_switch, not_live_report
 
 PARTS = [(c, p) for c in list_claims() for p in c.parts]
 
@@ -19,6 +19,9 @@ def test_the_vectorised_statistic_equals_the_per_resample_loop(claim, part, mode
     for model in model_store.profile.references:
         anat = model_store.architecture(model)
         if claim.skip_reason(anat, model, model_store.profile.recipes) or part.applies(anat):
+            continue
+        if not measured_live(model_store.settings, part.reads):
+            missing.append(f"its {part.reads} reports")
             continue
         if not_live := not_live_report(model_store.settings, part.subject or model, part.reads):
             missing += not_live
