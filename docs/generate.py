@@ -163,10 +163,7 @@ def generations() -> str:
                f"{shard['seconds']['workers']} workers" if "seconds" in shard else "")
             for seed, shard in sorted(generation.shards.items())
         ]  # fmt: skip
-        status = generation.status()
-        if generation.name == active:  # assembled: the committed study is this generation's
-            status = status.replace("; ready to assemble", "; assembled, the committed seed study")
-        lines.append(f"- {status}" + (": " + "; ".join(built) if built else "") + ".")
+        lines.append(f"- {generation.status(active)}" + (": " + "; ".join(built) if built else "") + ".")
     return "In this repository now:\n\n" + "\n".join(lines) if lines else "No study generation is being built."
 
 

@@ -12,7 +12,7 @@ from ..verdicts.family import default_kind
 __all__ = ["SWITCH", "measured_live", "unmeasured_reports", "not_live", "not_live_claim", "not_live_report", "listed",
            "needs_switch"]  # fmt: skip
 
-SWITCH = "--claims-live=all"  # the run that trains every variant and independent run live
+SWITCH = "--claims-live=all"  # trains every variant and independent run live, measures every report kind
 
 
 def measured_live(settings: Settings, kind: str) -> bool:

@@ -109,11 +109,13 @@ class Generation:
     def missing(self) -> list[int]:
         return [s for s in self.plan["seeds"] if s not in self.base_seeds and s not in self.shards]
 
-    def status(self) -> str:
-        """One line: how far the generation is built."""
+    def status(self, active: str | None = None) -> str:
+        """One line: how far the generation is built; ``active``: the generation of the committed seed study (one
+        built and assembled says so)."""
         built = len(self.base_seeds) + len(self.shards)
         base = f" ({len(self.base_seeds)} from the study of {self.plan['base']['date']})" if self.base_seeds else ""
-        todo = f"; to build: seeds {', '.join(map(str, self.missing))}" if self.missing else "; ready to assemble"
+        done = "; assembled, the committed seed study" if self.name == active else "; ready to assemble"
+        todo = f"; to build: seeds {', '.join(map(str, self.missing))}" if self.missing else done
         return f"study generation {self.name!r} of {self.plan['profile']}: {built} of {len(self.plan['seeds'])} seeds{base}{todo}"
 
     def problems(self, settings: Settings) -> list[str]:

@@ -46,6 +46,7 @@ def test_a_generation_takes_the_seeds_of_a_study_of_its_own_data_and_builds_the_
     assert shard["seconds"]["estimates"] > 0 and shard["seconds"]["workers"] == 1  # what a seed cost
     assert "park2022.msa-lowpass" in shard["canaries"]["claims"]  # the first canary seed, as that code computes it
     assert shards.Generation.load(planned.path).status().endswith("ready to assemble")
+    assert shards.Generation.load(planned.path).status(planned.name).endswith("assembled, the committed seed study")
 
 
 def test_a_built_shard_is_kept_and_a_seed_outside_the_plan_refused(built, capsys):

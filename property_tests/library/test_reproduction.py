@@ -23,7 +23,7 @@ from scipy import stats
 from model_props.claims import get_claim, list_claims
 from model_props.errors import StudyError
 from model_props.training.profiles import load_profile
-from model_props.verdicts.family import default_kind, family, single_check
+from model_props.verdicts.family import RELEASE_KINDS, default_family, default_kind, family, single_check
 from model_props.verdicts.omnibus import DUPLICATE_R, Omnibus
 from model_props.verdicts.outcome import ClaimContradicted, LiveCheckFailed
 from model_props.verdicts.reproduction import (
@@ -220,6 +220,14 @@ def test_the_omnibus_enters_each_near_duplicate_once():
     assert np.corrcoef([[s.scale.to(v) for v in s.values] for s in pair])[0, 1] >= DUPLICATE_R
     _, omnibus = _omnibus_on_the_safe_side("swin")
     assert omnibus.merged == 1 and "1 near duplicates entered once" in omnibus.describe()
+
+
+@pytest.mark.parametrize("reference", PROFILE.references)
+def test_the_default_runs_family_is_the_full_one_without_the_release_kinds(reference):
+    full, default = _family(reference), default_family(STUDY, PROFILE, reference, SNAPSHOT)
+    kept = [s for s in full if s.part is None or s.part.report not in RELEASE_KINDS]
+    assert [s.label for s in default] == [s.label for s in kept] and len(kept) < len(full)
+    assert {"spectrum", "attack", "attack_test"} == RELEASE_KINDS
 
 
 def test_every_statistic_of_the_catalogue_has_a_declared_scale_and_every_check_can_fail():
