@@ -5,6 +5,8 @@ reads a report the default run does not measure on the references' live weights 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..claims.base import Claim, Part
 from ..config.settings import Settings
 from ..verdicts.family import default_kind
@@ -22,10 +24,11 @@ def measured_live(settings: Settings, kind: str) -> bool:
     return settings.live == "all" or default_kind(kind)
 
 
-def unmeasured_reports(settings: Settings, claim: Claim) -> list[str]:
-    """The reports ``claim``'s parts read that this session does not measure on the references' live weights."""
-    return [f"its {kind} reports" for kind in dict.fromkeys(p.reads for p in claim.parts)
-            if not measured_live(settings, kind)]  # fmt: skip
+def unmeasured_reports(settings: Settings, parts: Iterable[Part]) -> list[str]:
+    """The reports ``parts`` read that this session does not measure on the references' live weights."""
+    return [
+        f"its {kind} reports" for kind in dict.fromkeys(p.reads for p in parts) if not measured_live(settings, kind)
+    ]
 
 
 def not_live_report(settings: Settings, name: str, kind: str) -> list[str]:

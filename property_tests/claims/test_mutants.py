@@ -31,7 +31,7 @@ def not_trained_here(settings: Settings, key: tuple[str, str]) -> list[str]:
     (:func:`~model_props.session.live.unmeasured_reports`)."""
     control, claim = CONTROLS[key], get_claim(key[0])
     replaced = [] if settings.trains_live(control.replaced) else [control.replaced]
-    missing = [*replaced, *not_live_claim(settings, claim, control.model), *unmeasured_reports(settings, claim)]
+    missing = [*replaced, *not_live_claim(settings, claim, control.model), *unmeasured_reports(settings, claim.parts)]
     return list(dict.fromkeys(missing))
 
 

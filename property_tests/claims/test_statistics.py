@@ -8,7 +8,7 @@ import pytest
 
 from model_props.claims import list_claims
 from model_props.errors import NotApplicable
-from model_props.session.live import measured_live, needs_switch, not_live_report
+from model_props.session.live import needs_switch, not_live_report, unmeasured_reports
 
 PARTS = [(c, p) for c in list_claims() for p in c.parts]
 
@@ -20,8 +20,8 @@ def test_the_vectorised_statistic_equals_the_per_resample_loop(claim, part, mode
         anat = model_store.architecture(model)
         if claim.skip_reason(anat, model, model_store.profile.recipes) or part.applies(anat):
             continue
-        if not measured_live(model_store.settings, part.reads):
-            missing.append(f"its {part.reads} reports")
+        if unmeasured := unmeasured_reports(model_store.settings, [part]):
+            missing += unmeasured
             continue
         if not_live := not_live_report(model_store.settings, part.subject or model, part.reads):
             missing += not_live
