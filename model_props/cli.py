@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
         "the claims whose code is the recording code's), so that later code is judged on this kind too",
     )
     g.add_argument(
+        "--canaries-confirm",
+        action="store_true",
+        help="run here the canaries of the claims whose code changed since the record, and record the code of those "
+        "that did not move as confirmed on this machine kind (later runs of it here run no canary)",
+    )
+    g.add_argument(
         "--canaries",
         action="store_true",
         help="only record the canaries of the existing study (<profile>-canaries.json beside it), with this code: "
@@ -201,6 +207,13 @@ def main(argv: list[str] | None = None) -> int:
 
                 print(f"recorded {record_machine(settings)}")
                 return 0
+            if args.canaries_confirm:
+                from .study.canaries import confirm_code
+
+                moved = confirm_code(settings)
+                for cid, why in moved.items():
+                    print(f"not confirmed, its canaries moved: {cid} ({'; '.join(why)})", file=sys.stderr)
+                return 1 if moved else 0
             if args.canaries:  # the existing study's, with this code
                 found = load_study(settings.profile, settings.recipes.user_dir)
                 if found is None:

@@ -32,8 +32,8 @@ from ..config.settings import Settings
 from ..errors import StudyError
 from ..provenance import provenance
 from ..store.model_store import ModelStore
-from ..verdicts.canaries import ALL, CANARY_SCHEMA, CanaryRecord, code_digest, machine_kind, recipe_data
-from ..verdicts.study import SeedStudy, read_fixture, regenerate
+from ..verdicts.canaries import ALL, CANARY_SCHEMA, CanaryRecord, code_digest, libraries, machine_kind, recipe_data
+from ..verdicts.study import SeedStudy, load_study, read_fixture, regenerate
 from .run import seed_estimates
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "canary_moved",
     "judged_study",
     "record_machine",
+    "confirm_code",
 ]
 
 CANARY: dict[str, dict[str, Any]] = {  # laid over the profile's tables; recorded with the canaries it sized
@@ -154,6 +155,43 @@ def record_machine(settings: Settings) -> Path:
     print(f"{machine}: the canaries of {len(reference['claims'])} of {len(record.claims)} claims kept as this kind's "
           f"reference (the others' code is not the recording code's)", flush=True)  # fmt: skip
     return Path(record.source)
+
+
+def confirm_code(settings: Settings, only: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Confirm that this code computes what built the study (``model-props seed-study --canaries-confirm``): run,
+    on this machine kind, the canaries of the claims whose outcome is not fixed without running
+    (:meth:`~model_props.verdicts.canaries.CanaryRecord.to_run`: changed code or versions), judge them against the
+    generation's record or this kind's reference, and add to the record, for the claims whose canaries did not move,
+    this code's digests with this kind and these versions. Later runs of this code on this kind then run no canary for
+    them. Returns what moved (those claims stay stale for this code). Refused on a kind without a reference, where
+    the code's moves cannot be told from the machine's."""
+    user_dir = settings.recipes.user_dir
+    record, study = load_canaries(settings.profile, user_dir), load_study(settings.profile, user_dir)
+    if record is None or study is None:
+        raise StudyError(f"profile {settings.profile!r} has no seed study with a canary record to confirm code for")
+    made = provenance("cpu")
+    machine = machine_kind(made["machine"])
+    if machine != record.machine and machine not in record.machines:
+        raise StudyError(f"{record.source} has no reference of this machine kind ({machine}), so a canary that moves "
+                         f"here may be the machine's: confirm on {' or '.join([record.machine, *record.machines])}, or "
+                         f"add this kind's reference first, with the recording code (--canaries-here)")  # fmt: skip
+    profile = settings.profile_data
+    run = record.to_run(list(only) if only is not None else list(record.claims), profile, machine, made["versions"])
+    if not run:
+        print(f"nothing to confirm on {machine}: the code of every claim asked is the recording code's or confirmed")
+        return {}
+    moved = record.moved(run_canaries(settings, record.seeds[0], run), profile, study.identity, CANARY, machine)
+    if ALL in moved:
+        raise StudyError(f"nothing confirmed: {'; '.join(moved[ALL])}")
+    kept = [c for c in run if c not in moved]
+    if kept:
+        confirmation = {"machine": machine, "versions": libraries(made["versions"]),
+                        "code": {c: code_digest(get_claim(c), profile) for c in kept}, "provenance": made}  # fmt: skip
+        data = json.loads(Path(record.source).read_text())
+        data["confirmed"] = [*data.get("confirmed", []), confirmation]
+        atomic_write(Path(record.source), lambda tmp: tmp.write_text(json.dumps(data, indent=1) + "\n"))
+    print(f"{machine}: the code of {len(kept)} of {len(run)} claims run confirmed in {record.source}", flush=True)
+    return moved
 
 
 def judged_study(store: ModelStore) -> SeedStudy | None:

@@ -22,6 +22,13 @@ gradient that is zero in exact arithmetic (a bias before a batch norm) into a st
 another machine kind a moved canary may be the machine's, not the code's: there it stales its claim only where the
 claim's code (:func:`code_digest`: its statistics, the measurement code of the kinds it reads and the training code,
 as syntax trees) also differs from the recording code's. On the record's machine kind every move stales.
+
+Later code whose canaries were run once and did not move is *confirmed* (``model-props seed-study
+--canaries-confirm``): the record keeps, per machine kind and library versions, the code digests shown to reproduce
+it there. A confirmed digest then runs no canary on that kind with those versions (as the recording code runs none),
+and counts as the recording code's wherever a move is taken as the machine's. A confirmation is always judged
+against the generation's record or the kind's reference, never against an earlier confirmation, so drift cannot add
+up.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ..training.recipes import Recipe
 from .fingerprint import claim_fingerprint
 
 __all__ = ["CANARY_SCHEMA", "MARGIN_SD", "FLOAT_FLOOR", "ALL", "CanaryRecord", "recipe_data", "margin", "code_digest",
-           "machine_kind"]  # fmt: skip
+           "machine_kind", "libraries"]  # fmt: skip
 
 CANARY_SCHEMA = 1
 MARGIN_SD = 0.1  # a canary statistic may move by this share of its seed-to-seed SD (fixed before measuring)
@@ -69,6 +76,11 @@ def code_digest(claim: Claim, profile: Profile) -> str:
 def machine_kind(machine: Mapping[str, Any]) -> str:
     """A provenance's machine as a kind: its CPU model and the instruction set torch uses on it."""
     return f"{machine.get('cpu', '?')} ({machine.get('cpu_capability', '?')})"
+
+
+def libraries(versions: Mapping[str, str]) -> dict[str, str]:
+    """The library versions a canary outcome depends on (torch, timm, numpy): all but the project's own."""
+    return {k: v for k, v in versions.items() if k != "model-props"}
 
 
 def margin(recorded: Sequence[float | None]) -> float:
@@ -102,12 +114,13 @@ class CanaryRecord:
     provenance: Mapping[str, Any]
     source: str = ""
     machines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # other kinds' references
+    confirmed: tuple[Mapping[str, Any], ...] = ()  # later code that reproduced it: machine, versions, code
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str = "") -> CanaryRecord:
         return cls(data["profile"], data["study"], tuple(data["seeds"]), data["overlay"], data["recipes"],
                    data["training"], data["claims"], data["code"], data.get("provenance", {}), source,
-                   data.get("machines", {}))  # fmt: skip
+                   data.get("machines", {}), tuple(data.get("confirmed", ())))  # fmt: skip
 
     @property
     def machine(self) -> str:
@@ -190,6 +203,16 @@ class CanaryRecord:
                 reasons[cid] = list(dict.fromkeys(found))
         return reasons
 
+    def equivalent(self, cid: str, digest: str | None) -> bool:
+        """Whether code of :func:`code_digest` ``digest`` computes what the recording code computed for claim ``cid``:
+        it is the recording code, or a confirmation (on any machine kind) saw its canaries reproduce the record."""
+        return digest == self.code.get(cid) or any(c["code"].get(cid) == digest for c in self.confirmed)
+
+    def confirmed_here(self, cid: str, digest: str, machine: str, versions: Mapping[str, str]) -> bool:
+        """Whether code of ``digest`` was confirmed for ``cid`` on ``machine`` with these library versions."""
+        return any(c["machine"] == machine and c["code"].get(cid) == digest and c["versions"] == libraries(versions)
+                   for c in self.confirmed)  # fmt: skip
+
     def changed_recipes(self, profile: Profile) -> set[str]:
         """The recorded recipes whose data (:func:`recipe_data`) the profile no longer has."""
         return {n for n, h in self.recipes.items() if n not in profile.recipes or recipe_data(profile.recipes[n]) != h}
@@ -203,17 +226,14 @@ class CanaryRecord:
         - on a kind with no reference for it, any move is the machine's (:meth:`machine_excused`);
         - on the kind of its reference (the record's, or :attr:`machines`') with that reference's versions, it
           reproduces the reference bit for bit (one torch thread): nothing moves.
-        A claim the record lacks is left to :meth:`moved`'s caller (it is stale without running)."""
+        The same holds for code :attr:`confirmed` on that kind with these versions (on a kind without a reference:
+        confirmed anywhere). A claim the record lacks is left to :meth:`moved`'s caller (stale without running)."""
         changed = self.changed_recipes(profile)
-
-        def libraries(provenance: Mapping[str, Any]) -> dict[str, str]:
-            return {k: v for k, v in provenance.get("versions", {}).items() if k != "model-props"}
-
         if machine == self.machine:
-            referenced, then = set(self.claims), libraries(self.provenance)
+            referenced, then = set(self.claims), libraries(self.provenance.get("versions", {}))
         else:
             own = self.machines.get(machine, {})
-            referenced, then = set(own.get("claims", {})), libraries(own.get("provenance", {}))
+            referenced, then = set(own.get("claims", {})), libraries(own.get("provenance", {}).get("versions", {}))
         run = []
         for cid in claims:
             if cid not in self.claims:
@@ -221,12 +241,13 @@ class CanaryRecord:
             claim = get_claim(cid)
             partners = {p.partner for p in claim.parts if p.partner}
             reads = {model for models in self.claims[cid].values() for model in models} | partners
-            fixed = (
-                code_digest(claim, profile) == self.code.get(cid)
-                and not reads & changed
-                and (cid not in referenced or then == libraries({"versions": versions}))
-            )
-            if not fixed:
+            digest = code_digest(claim, profile)
+            if cid not in referenced:
+                fixed = self.equivalent(cid, digest)
+            else:
+                recorded = digest == self.code.get(cid) and then == libraries(versions)
+                fixed = recorded or self.confirmed_here(cid, digest, machine, versions)
+            if reads & changed or not fixed:
                 run.append(cid)
         return run
 
@@ -239,7 +260,7 @@ class CanaryRecord:
             return dict(moved), []
         ran = code if code is not None else {c: code_digest(get_claim(c), profile) for c in moved if c != ALL}
         referenced = self.machines.get(machine, {}).get("claims", {})  # judged against that kind's own reference
-        excused = [c for c in moved if c != ALL and c not in referenced and self.code.get(c) == ran.get(c)]
+        excused = [c for c in moved if c != ALL and c not in referenced and self.equivalent(c, ran.get(c))]
         other = f"(on {machine}, not the record's {self.machine}, and with other code than the record's)"
         kept = {c: [*r, other] if c != ALL and c not in referenced else list(r) for c, r in moved.items()
                 if c not in excused}  # fmt: skip

@@ -24,7 +24,7 @@ from model_props.claims import get_claim
 from model_props.errors import StudyError
 from model_props.study.canaries import CANARY, load_canaries
 from model_props.training.profiles import load_profile
-from model_props.verdicts.canaries import ALL, FLOAT_FLOOR, MARGIN_SD, margin
+from model_props.verdicts.canaries import ALL, FLOAT_FLOOR, MARGIN_SD, CanaryRecord, code_digest, libraries, margin
 from model_props.verdicts.study import load_study
 
 NOISE_CLAIM = "park2022.frequency-vulnerability"  # reads the noise kind only
@@ -148,6 +148,61 @@ def test_a_session_with_the_recording_code_runs_no_canary(committed, monkeypatch
     assert canaries.canary_moved(Settings(profile="smoke", cache_dir=tmp_path, progress=False), study) == {}
 
 
+def test_confirmed_code_runs_no_canary_on_its_kind_and_is_the_recording_codes_where_a_move_is_the_machines(committed):
+    """Code confirmed on a kind with some versions (its canaries ran there and did not move) runs no canary on that
+    kind with those versions; on another referenced kind, or with another torch, it runs them; on a kind without a
+    reference it is as good as the recording code (a move there is the machine's)."""
+    record, study, profile = committed
+    claims, versions = list(record.claims), dict(record.provenance["versions"])
+    there, unreferenced = "Another CPU (AVX2)", "Third CPU (AVX)"
+    reference = {**record.reference(there, replayed(record), dict(record.code)), "provenance": {"versions": versions}}
+    older = dataclasses.replace(record, code={**record.code, NOISE_CLAIM: "older code"}, machines={there: reference})
+    digest = code_digest(get_claim(NOISE_CLAIM), profile)
+    for machine in (older.machine, there, unreferenced):
+        assert older.to_run(claims, profile, machine, versions) == [NOISE_CLAIM]
+    moved = {NOISE_CLAIM: ["the noise canary moved: ..."]}
+    assert older.machine_excused(moved, profile, unreferenced)[1] == []
+    confirmation = {"machine": older.machine, "versions": libraries(versions), "code": {NOISE_CLAIM: digest}}
+    confirmed = dataclasses.replace(older, confirmed=(confirmation,))
+    assert confirmed.to_run(claims, profile, older.machine, versions) == []
+    assert confirmed.to_run(claims, profile, older.machine, {**versions, "model-props": "9.9"}) == []
+    assert NOISE_CLAIM in confirmed.to_run(claims, profile, older.machine, {**versions, "torch": "9.9"})
+    assert confirmed.to_run(claims, profile, there, versions) == [NOISE_CLAIM]  # confirmed on another kind only
+    assert confirmed.to_run(claims, profile, unreferenced, versions) == []
+    assert confirmed.machine_excused(moved, profile, unreferenced) == ({}, [NOISE_CLAIM])
+    assert confirmed.machine_excused(moved, profile, there) == (moved, [])  # its reference judges it there
+
+
+def test_confirming_code_records_the_claims_whose_canaries_did_not_move_and_only_those(committed, monkeypatch,
+                                                                                       tmp_path):  # fmt: skip
+    from model_props.config.settings import Settings
+    from model_props.study import canaries
+
+    record, study, profile = committed
+    data = json.loads(Path(record.source).read_text())
+    data["code"] = {**data["code"], NOISE_CLAIM: "older code", POSITION_CLAIM: "older code"}
+    path = tmp_path / "smoke-canaries.json"
+    path.write_text(json.dumps(data))
+    older = CanaryRecord.from_json(data, str(path))
+    now = replayed(record)
+    recorded = record.claims[POSITION_CLAIM]["near-minus-far"]["vit"]
+    values = now["claims"][POSITION_CLAIM]["parts"]["near-minus-far"]["values"]
+    values["vit"] = recorded[0] + 2 * margin(recorded) + 1e-9
+    ran = []
+    monkeypatch.setattr(canaries, "load_canaries", lambda profile, user_dir=None: older)
+    monkeypatch.setattr(canaries, "provenance", lambda device: copy.deepcopy(dict(record.provenance)))
+    monkeypatch.setattr(canaries, "run_canaries", lambda settings, seed, only: ran.append(only) or now)
+    moved = canaries.confirm_code(Settings(profile="smoke", cache_dir=tmp_path, progress=False))
+    assert ran == [[NOISE_CLAIM, POSITION_CLAIM]] and list(moved) == [POSITION_CLAIM]
+    written = CanaryRecord.from_json(json.loads(path.read_text()), str(path))
+    assert [c["code"] for c in written.confirmed] == [{NOISE_CLAIM: code_digest(get_claim(NOISE_CLAIM), profile)}]
+    versions = dict(record.provenance["versions"])
+    assert written.to_run(list(record.claims), profile, record.machine, versions) == [POSITION_CLAIM]
+    monkeypatch.setattr(canaries, "provenance", lambda device: {**record.provenance, "machine": {"cpu": "Third CPU"}})
+    with pytest.raises(StudyError, match=r"no reference of this machine kind \(Third CPU \(\?\)\).*--canaries-here"):
+        canaries.confirm_code(Settings(profile="smoke", cache_dir=tmp_path, progress=False))
+
+
 def test_an_undefined_canary_must_stay_undefined(committed):
     record, study, profile = committed
     now = replayed(record)
@@ -232,9 +287,24 @@ def copied_tree(tmp_path: Path) -> Path:
     return root
 
 
-def judge_in(root: Path, claims: list[str]) -> dict[str, str | None]:
-    """Each claim's stale message (None: valid) under the code of ``root``, its canaries run with that code."""
-    run = subprocess.run([sys.executable, "-c", _RUN, str(default_cache_dir()), *claims], capture_output=True,
+_CONFIRM = """
+import json, sys
+from pathlib import Path
+from model_props.config.settings import Settings
+from model_props.study import canaries
+settings = Settings(profile="smoke", cache_dir=Path(sys.argv[1]), progress=False)
+claims = sys.argv[2:]
+moved = canaries.confirm_code(settings, claims)
+canaries.run_canaries = lambda *args: sys.exit(f"ran the canaries again: {args}")
+again = canaries.canary_moved(settings, canaries.load_study("smoke"), claims)
+print("RESULT " + json.dumps({"moved": moved, "again": again}))
+"""
+
+
+def judge_in(root: Path, claims: list[str], script: str = _RUN) -> dict:
+    """Each claim's stale message (None: valid) under the code of ``root``, its canaries run with that code (or what
+    another ``script`` prints)."""
+    run = subprocess.run([sys.executable, "-c", script, str(default_cache_dir()), *claims], capture_output=True,
                          text=True, cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)}, timeout=900)  # fmt: skip
     line = next((x for x in run.stdout.splitlines() if x.startswith("RESULT ")), None)
     assert run.returncode == 0 and line is not None, run.stderr[-3000:]
@@ -253,6 +323,9 @@ def test_a_renamed_measurement_module_and_a_reflowed_docstring_leave_the_study_v
     first = text.index('"""', 3)
     fourier.write_text(" ".join(text[3:first].split()).join(['"""', text[first:]]))  # the module docstring reflowed
     assert judge_in(root, [NOISE_CLAIM, POSITION_CLAIM]) == {NOISE_CLAIM: None, POSITION_CLAIM: None}
+    # confirmed once on this kind, the renamed code runs no canary here again (model-props seed-study
+    # --canaries-confirm; on a kind the record has no reference of, it is refused)
+    assert judge_in(root, [NOISE_CLAIM, POSITION_CLAIM], _CONFIRM) == {"moved": {}, "again": {}}
 
 
 def test_a_changed_constant_of_one_kind_stales_exactly_that_kinds_claims(tmp_path):
