@@ -12,23 +12,24 @@ from torch import nn
 if TYPE_CHECKING:
     from .model import Where
 
-__all__ = ["Call", "Residual", "Attention", "Trace", "first_tensor"]
+__all__ = ["Call", "Residual", "Attention", "Trace", "first_tensor", "tensors_in"]
 
 
-def _tensors(obj: Any, depth: int = 0):
+def tensors_in(obj: Any, depth: int = 0):
+    """The tensors in a module's arguments or output, in order: tuples, lists and dicts searched 3 levels deep."""
     if isinstance(obj, torch.Tensor):
         yield obj
     elif depth < 3 and isinstance(obj, (list, tuple)):
         for o in obj:
-            yield from _tensors(o, depth + 1)
+            yield from tensors_in(o, depth + 1)
     elif depth < 3 and isinstance(obj, dict):
         for o in obj.values():
-            yield from _tensors(o, depth + 1)
+            yield from tensors_in(o, depth + 1)
 
 
 def first_tensor(obj: Any) -> torch.Tensor | None:
     """The first tensor in a module's arguments or output (tuples, lists and dicts searched in order)."""
-    return next(_tensors(obj), None)
+    return next(tensors_in(obj), None)
 
 
 @dataclass

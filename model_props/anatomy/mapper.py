@@ -25,7 +25,8 @@ class Mapper:
     def __init__(self, model: nn.Module, img_size: int):
         self.model = model
         self.prefix = "" if isinstance(model, Classifier) else "net."
-        probe = torch.rand(self.BATCH, 3, img_size, img_size, generator=torch.Generator().manual_seed(0))
+        device = next(model.parameters(), torch.empty(0)).device  # seeded on the CPU: one probe on every device
+        probe = torch.rand(self.BATCH, 3, img_size, img_size, generator=torch.Generator().manual_seed(0)).to(device)
         self.trace = trace_model(model, probe)
 
     def path(self, call: int) -> str:

@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import operations as ops
 from .attention import unfused_attention
-from .evidence import Attention, Call, Residual, Trace, _tensors, first_tensor
+from .evidence import Attention, Call, Residual, Trace, first_tensor, tensors_in
 
 if TYPE_CHECKING:
     from .model import Where
@@ -150,7 +150,7 @@ class _Tracer(TorchFunctionMode):
             return out
         name = getattr(func, "__name__", "")
         top = self.stack[-1]
-        ins = list(_tensors(args)) + list(_tensors(kwargs))
+        ins = list(tensors_in(args)) + list(tensors_in(kwargs))
         result = _first(out)
         for t in ins:  # the first operation on a residual sum: an activation makes the block post-activated
             residual = self.pending.pop(id(t), None)

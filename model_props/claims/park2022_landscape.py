@@ -23,25 +23,29 @@ APE = "APE (mean positive top Hessian eigenvalue)"
 NEG = "mean |negative top Hessian eigenvalue|"
 
 
-def _nep(report: Any, batches: np.ndarray) -> np.ndarray:
+def pooled_nep(report: Any, batches: np.ndarray) -> np.ndarray:
+    """NEP of the top Hessian eigenvalues pooled over the sampled ``batches`` of a spectrum report."""
     return nep(report.pooled(batches))
 
 
-def _ape(report: Any, batches: np.ndarray) -> np.ndarray:
+def pooled_ape(report: Any, batches: np.ndarray) -> np.ndarray:
+    """APE of the top Hessian eigenvalues pooled over the sampled ``batches`` of a spectrum report."""
     return ape(report.pooled(batches))
 
 
-def _negative_magnitude(report: Any, batches: np.ndarray) -> np.ndarray:
+def pooled_negative_magnitude(report: Any, batches: np.ndarray) -> np.ndarray:
+    """the mean |negative eigenvalue| of the top Hessian eigenvalues pooled over the sampled ``batches`` of a spectrum report."""
     return negative_magnitude(report.pooled(batches))
 
 
 UNDEFINED = {
-    _ape: "it has no positive eigenvalue among the pooled top eigenvalues",
-    _negative_magnitude: "it has no negative eigenvalue among the pooled top eigenvalues",
+    pooled_ape: "it has no positive eigenvalue among the pooled top eigenvalues",
+    pooled_negative_magnitude: "it has no negative eigenvalue among the pooled top eigenvalues",
 }
 
 
-def _spectral(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
+def spectral_part(name: str, statistic_name: str, statistic, direction, **kw) -> Part:
+    """A part read from the Hessian spectrum at the warm-up checkpoint, its batches the sampling unit."""
     return Part(
         name=name,
         statistic_name=statistic_name,
@@ -84,7 +88,7 @@ MSA_FLATTENS_LOSS = Claim(
     evidence="Park & Kim Fig. 1c and 4 (CIFAR-100 ViT-Ti vs ResNet-50 at the end of warm-up): ViT's positive "
     "eigenvalues peak around 20-80, ResNet's spread over 200-800",
     measurement="spectrum",
-    parts=(_spectral("ape-vs-resnet", APE, _ape, "less", versus="resnet"),),
+    parts=(spectral_part("ape-vs-resnet", APE, pooled_ape, "less", versus="resnet"),),
     applies=needs_kinds("msa"),
     severity="critical",
 )
@@ -100,7 +104,7 @@ VIT_NONCONVEX = Claim(
     evidence="Park & Kim Fig. 4 (CIFAR-100 ViT-Ti vs ResNet-50 at the end of warm-up): ViT has a clear mass of "
     "negative eigenvalues around -25 to -30, ResNet almost none",
     measurement="spectrum",
-    parts=(_spectral("nep-vs-resnet", NEP, _nep, "greater", versus="resnet"),),
+    parts=(spectral_part("nep-vs-resnet", NEP, pooled_nep, "greater", versus="resnet"),),
     applies=needs_traits(any_of=("global_msa",), none_of=("multi_stage", "conv")),
     severity="critical",
 )
@@ -116,7 +120,7 @@ LESS_DATA_NONCONVEX = Claim(
     evidence="Park & Kim Fig. 4 (CIFAR-100 ViT-Ti on 6 % of the data vs all of it, end of warm-up): the small-data "
     "ViT has a larger negative mass",
     measurement="spectrum",
-    parts=(_spectral("nep-small-data", NEP, _nep, "greater", subject="vit_small", versus="vit"),),
+    parts=(spectral_part("nep-small-data", NEP, pooled_nep, "greater", subject="vit_small", versus="vit"),),
     applies=needs_kinds("msa"),
     models=("vit",),
 )
@@ -132,7 +136,7 @@ GAP_CONVEXIFIES = Claim(
     evidence="Park & Kim Sec. 3.3 / App. C (CIFAR-100 ViT-Ti, end of warm-up): GAP classifiers have fewer "
     "negative eigenvalues than CLS classifiers",
     measurement="spectrum",
-    parts=(_spectral("nep-gap", NEP, _nep, "less", subject="vit_gap", versus="vit"),),
+    parts=(spectral_part("nep-gap", NEP, pooled_nep, "less", subject="vit_gap", versus="vit"),),
     applies=needs_kinds("msa"),
     models=("vit",),
 )
@@ -149,18 +153,18 @@ MULTISTAGE_LOCAL_FLATTEN = Claim(
     "negative eigenvalues than ViT, Swin's negative eigenvalues are smaller in magnitude",
     measurement="spectrum",
     parts=(
-        _spectral(
+        spectral_part(
             "nep-multistage",
             NEP,
-            _nep,
+            pooled_nep,
             "less",
             versus="vit",
             applies=needs_traits(any_of=("multi_stage",), none_of=("local_msa", "conv")),
         ),
-        _spectral(
+        spectral_part(
             "negative-magnitude-local",
             NEG,
-            _negative_magnitude,
+            pooled_negative_magnitude,
             "less",
             versus="vit",
             applies=needs_traits(any_of=("local_msa",)),
@@ -181,8 +185,8 @@ HEADS_CONVEXIFY = Claim(
     "negative and the positive eigenvalues",
     measurement="spectrum",
     parts=(
-        _spectral("nep-heads", NEP, _nep, "less", subject="vit", versus="vit_1head"),
-        _spectral("ape-heads", APE, _ape, "less", subject="vit", versus="vit_1head"),
+        spectral_part("nep-heads", NEP, pooled_nep, "less", subject="vit", versus="vit_1head"),
+        spectral_part("ape-heads", APE, pooled_ape, "less", subject="vit", versus="vit_1head"),
     ),
     applies=needs_kinds("msa"),
     models=("vit",),
@@ -207,7 +211,7 @@ SMOOTHING_HELPS = Claim(
         ),
         _fit("nll", "test NLL", lambda r, i: r.nll(i), "less", subject="resnet_smooth", versus="resnet"),
         _fit("ece", "test ECE", lambda r, i: r.ece(i), "less", subject="resnet_smooth", versus="resnet"),
-        _spectral("ape", APE, _ape, "less", subject="resnet_smooth", versus="resnet"),
+        spectral_part("ape", APE, pooled_ape, "less", subject="resnet_smooth", versus="resnet"),
     ),
     applies=lambda a: None,
     models=("resnet",),
@@ -225,8 +229,8 @@ PATCH_SIZE_TRADEOFF = Claim(
     "eigenvalue magnitudes with negatives, large patches suppress negatives but sharpen the loss",
     measurement="spectrum",
     parts=(
-        _spectral("ape-patch", APE, _ape, "less", subject="vit", versus="vit_p8"),
-        _spectral("nep-patch", NEP, _nep, "greater", subject="vit", versus="vit_p8"),
+        spectral_part("ape-patch", APE, pooled_ape, "less", subject="vit", versus="vit_p8"),
+        spectral_part("nep-patch", NEP, pooled_nep, "greater", subject="vit", versus="vit_p8"),
     ),
     applies=needs_kinds("msa"),
     models=("vit",),
@@ -245,8 +249,8 @@ AUGMENTATION_HESSIAN_CALIBRATION = Claim(
     "eigenvalue magnitudes, adds negative eigenvalues and can make the model underconfident",
     measurement="spectrum",
     parts=(
-        _spectral("ape-augmentation", APE, _ape, "less", subject="vit", versus="vit_noaug"),
-        _spectral("nep-augmentation", NEP, _nep, "greater", subject="vit", versus="vit_noaug"),
+        spectral_part("ape-augmentation", APE, pooled_ape, "less", subject="vit", versus="vit_noaug"),
+        spectral_part("nep-augmentation", NEP, pooled_nep, "greater", subject="vit", versus="vit_noaug"),
         _fit("ece-augmentation", "test ECE", lambda r, i: r.ece(i), "greater", subject="vit", versus="vit_noaug"),
     ),
     applies=needs_kinds("msa"),

@@ -21,7 +21,8 @@ from .park2022 import PAPER
 LOW, HIGH = (0.1,), (0.7, 0.8, 0.9)  # the frequency bands (units of pi) the noise claim reads
 
 
-def _part(name: str, statistic_name: str, statistic, direction, report: ReportKind, **kw) -> Part:
+def final_part(name: str, statistic_name: str, statistic, direction, report: ReportKind, **kw) -> Part:
+    """A part read from ``report`` of the final checkpoint."""
     return Part(
         name=name,
         statistic_name=statistic_name,
@@ -33,11 +34,13 @@ def _part(name: str, statistic_name: str, statistic, direction, report: ReportKi
     )
 
 
-def _test_error(r: Any, i: np.ndarray) -> np.ndarray:
+def error_of(r: Any, i: np.ndarray) -> np.ndarray:
+    """Test error, 1 - accuracy, of a fit report on images ``i``."""
     return 1.0 - r.accuracy(i)
 
 
-def _train_nll(r: Any, i: np.ndarray) -> np.ndarray:
+def train_nll_of(r: Any, i: np.ndarray) -> np.ndarray:
+    """Mean train NLL of a fit report on training images ``i``."""
     return r.train_nll_mean(i)
 
 
@@ -54,9 +57,9 @@ UNDERFIT_NOT_OVERFIT = Claim(
     "Swin (23.2 %, 2.22) < PiT (23.9 %, 2.29) < ViT (33.3 %, 2.51)",
     measurement="fit",
     parts=(
-        _part("error-vs-resnet", "test error", _test_error, "greater", "fit", versus="resnet"),
-        _part(
-            "train-nll-vs-resnet", "train NLL", _train_nll, "greater", "fit", versus="resnet", sampling="train_images"
+        final_part("error-vs-resnet", "test error", error_of, "greater", "fit", versus="resnet"),
+        final_part(
+            "train-nll-vs-resnet", "train NLL", train_nll_of, "greater", "fit", versus="resnet", sampling="train_images"
         ),
     ),
     applies=needs_kinds("msa"),
@@ -84,10 +87,10 @@ FREQUENCY_VULNERABILITY = Claim(
     "points at 0.2π), ResNet more at 0.7π-0.9π (13.6 and 15.4 vs 4.3 and 4.8 points)",
     measurement="noise",
     parts=(
-        _part(
+        final_part(
             "low-frequency", "accuracy drop under noise at 0.1π", _band_drop(LOW), "greater", "noise", versus="resnet"
         ),
-        _part(
+        final_part(
             "high-frequency",
             "mean accuracy drop under noise at 0.7π-0.9π",
             _band_drop(HIGH),
@@ -132,7 +135,7 @@ LESION_STAGE_PATTERN = Claim(
     "the stage period; convs and MLPs at the start of a stage and MSAs at its end matter most",
     measurement="lesion",
     parts=(
-        _part(
+        final_part(
             "key-units",
             "mean drop of key units - mean drop of the other removable units",
             _lesion_gap,
@@ -163,8 +166,8 @@ ALTERNET_BEATS_RESNET = Claim(
     "against ResNet's 82.5 % and 65.0 %",
     measurement="corruption",
     parts=(
-        _part("accuracy", "test accuracy", lambda r, i: r.accuracy(i), "greater", "fit", versus="resnet"),
-        _part(
+        final_part("accuracy", "test accuracy", lambda r, i: r.accuracy(i), "greater", "fit", versus="resnet"),
+        final_part(
             "corruption-accuracy",
             "mean corruption accuracy",
             _mean_corruption_accuracy,
@@ -199,7 +202,7 @@ MSA_ADVERSARIAL_ROBUST = Claim(
     "claimed more robust to adversarial perturbations than CNNs",
     measurement="attack",
     parts=tuple(
-        _part(
+        final_part(
             f"pgd-{e}/255", f"accuracy drop under PGD at eps {e}/255", _pgd_drop(e), "less", "attack", versus="resnet"
         )
         for e in ATTACK_EPSILONS_255
@@ -225,11 +228,11 @@ VIT_NO_OVERFIT_SMALL_DATA = Claim(
         part
         for larger, smaller in zip(FRACTIONS, FRACTIONS[1:])
         for part in (
-            _part(f"error-{smaller}", "test error", _test_error, "greater", "fit", subject=smaller, versus=larger),
-            _part(
+            final_part(f"error-{smaller}", "test error", error_of, "greater", "fit", subject=smaller, versus=larger),
+            final_part(
                 f"train-nll-{smaller}",
                 "train NLL",
-                _train_nll,
+                train_nll_of,
                 "greater",
                 "fit",
                 subject=smaller,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from .base import Claim, needs_kinds
 from .park2022 import PAPER
-from .park2022_landscape import NEP, SPECTRUM_UNITS, _nep, _spectral
-from .park2022_robustness import _part, _test_error, _train_nll
+from .park2022_landscape import NEP, SPECTRUM_UNITS, pooled_nep, spectral_part
+from .park2022_robustness import error_of, final_part, train_nll_of
 
 DATA_SPECIFICITY_LOCAL_MSA = Claim(
     id="park2022.data-specificity-local-msa",
@@ -29,19 +29,19 @@ DATA_SPECIFICITY_LOCAL_MSA = Claim(
     "28.9 %, training NLL 2.45, 2.41 and 2.47; the 5x5 kernel has the smallest negative eigenvalue mass",
     measurement="spectrum",
     parts=(
-        _part("error-local5", "test error", _test_error, "less", "fit", subject="vit_local5", versus="vit"),
-        _part(
+        final_part("error-local5", "test error", error_of, "less", "fit", subject="vit_local5", versus="vit"),
+        final_part(
             "train-nll-local5",
             "train NLL",
-            _train_nll,
+            train_nll_of,
             "less",
             "fit",
             subject="vit_local5",
             versus="vit",
             sampling="train_images",
         ),
-        _spectral("nep-local5-vs-global", NEP, _nep, "less", subject="vit_local5", versus="vit"),
-        _spectral("nep-local5-vs-local3", NEP, _nep, "less", subject="vit_local5", versus="vit_local3"),
+        spectral_part("nep-local5-vs-global", NEP, pooled_nep, "less", subject="vit_local5", versus="vit"),
+        spectral_part("nep-local5-vs-local3", NEP, pooled_nep, "less", subject="vit_local5", versus="vit_local3"),
     ),
     applies=needs_kinds("msa"),
     models=("vit",),
@@ -62,7 +62,7 @@ ALTERNET_BUILDUP = Claim(
     "elsewhere than at stage ends help less",
     measurement="fit",
     parts=(
-        _part(
+        final_part(
             "accuracy-resnet-msa",
             "test accuracy",
             lambda r, i: r.accuracy(i),
@@ -71,7 +71,7 @@ ALTERNET_BUILDUP = Claim(
             subject="resnet_msa",
             versus="resnet",
         ),
-        _part(
+        final_part(
             "accuracy-msa-at-stage-end",
             "test accuracy",
             lambda r, i: r.accuracy(i),

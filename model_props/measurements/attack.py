@@ -101,7 +101,7 @@ def _attack_chunk(model: torch.nn.Module, test: Split, eps: float, pgd_steps: in
     columns = [batch_predictions(model, x, y, device)[0]]
     for attack in (torchattacks.FGSM(model, eps=eps),
                    torchattacks.PGD(model, eps=eps, alpha=eps / 4, steps=pgd_steps, random_start=True)):  # fmt: skip
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[torch.device(device)] if device.startswith("cuda") else []):
             torch.manual_seed(_start_seed(seed, eps, chunk))  # PGD's random start (FGSM draws nothing)
             try:
                 adv = attack(x.to(device), y.to(device))

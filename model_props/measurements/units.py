@@ -110,12 +110,12 @@ def measure_units(
     for start in range(0, n_images, batch_size):
         x, _ = split.batch(order[start : start + batch_size])
         cap = capture(model, anat, x.to(device), attention=True)
-        nan = torch.full((len(x),), float("nan"))
+        nan = torch.full((len(x),), float("nan"))  # every column is on the CPU, whatever the model's device
         hf_cols, var_cols, r_cols, rc_cols = [], [], [], []
         for u in units:
             state = cap.states[u.name].float()
-            hf_cols.append(high_frequency(state) if min(state.shape[-2:]) >= MIN_FOURIER_SIDE else nan)
-            var_cols.append(feature_variance(state) if state.shape[-1] * state.shape[-2] > 1 else nan)
+            hf_cols.append(high_frequency(state).cpu() if min(state.shape[-2:]) >= MIN_FOURIER_SIDE else nan)
+            var_cols.append(feature_variance(state).cpu() if state.shape[-1] * state.shape[-2] > 1 else nan)
             r_cols.append(
                 skip_norm_ratio(cap.skips[u.name], cap.branches[u.name]).cpu() if u.name in cap.branches else nan
             )
@@ -127,8 +127,8 @@ def measure_units(
         for name, weights in cap.attention.items():
             attention.setdefault(name, []).append(attention_distance(weights, img_size, prefix[name]).cpu().numpy())
         cka.update([cap.states[u.name].cpu() for u in units])
-        hf.append(torch.stack(hf_cols, 1).cpu())
-        var.append(torch.stack(var_cols, 1).cpu())
+        hf.append(torch.stack(hf_cols, 1))
+        var.append(torch.stack(var_cols, 1))
         ratio.append(torch.stack(r_cols, 1))
         ratio_cls.append(torch.stack(rc_cols, 1))
     return UnitReport(

@@ -29,9 +29,9 @@ def device_of(model: nn.Module) -> torch.device:
 def anatomy_on_cpu(model: nn.Module) -> Anatomy:
     """The anatomy of ``model`` traced on the CPU, the model then moved back to the device it came from.
 
-    The mapper builds its probe batch on the CPU (``model_props/anatomy/mapper.py``, frozen with the seed study),
-    so tracing a model on CUDA would mix devices. An anatomy holds module paths and layouts only, no tensors: it
-    is the same whichever device traced it.
+    The mapper builds its probe batch on the model's device, but the one traced forward pass is cheap on the CPU and
+    leaves a GPU's memory to the measurements. An anatomy holds module paths and layouts only, no tensors: it is the
+    same whichever device traced it.
     """
     device = device_of(model)
     if device.type == "cpu":

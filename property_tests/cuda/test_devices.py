@@ -1,9 +1,10 @@
 """Device handling that the CPU can check (the CUDA layer, ``pytest -m cuda``, checks the rest on a GPU).
 
-The anatomy's mapper builds its probe batch on the CPU (model_props/anatomy/mapper.py, frozen with the seed study),
-so a model on another device is traced on the CPU and moved back (:func:`model_props.store.tested.anatomy_on_cpu`);
-every trace above the anatomy layer goes through that helper, and a mutant is made on the CPU and moved to its base's
-device.
+The anatomy's mapper builds its probe batch on the model's device (seeded on the CPU, so it is the same batch on every
+device); the meta device stands in for a GPU here, since its tensors mix with no CPU tensor, as a CUDA model's would
+not. Every trace above the anatomy layer still goes through :func:`model_props.store.tested.anatomy_on_cpu`, which
+traces a model on another device on the CPU and moves it back, and a mutant is made on the CPU and moved to its
+base's device.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 import torch
 from tiny_models import mutants_of, tiny_input  # this folder is on sys.path (pytest's prepend mode)
 
 import model_props
 from model_props.anatomy import anatomy
+from model_props.anatomy.mapper import Mapper
 from model_props.store import tested
 from model_props.zoo import build_model
 
@@ -49,6 +52,15 @@ def test_every_trace_above_the_anatomy_layer_is_made_on_the_cpu():
             calls |= _tracer_calls(path)
     assert calls <= TRACERS, f"trace through model_props.store.tested.anatomy_on_cpu: {sorted(calls - TRACERS)}"
     assert ("store/tested.py", "anatomy_on_cpu") in calls  # the check sees calls
+
+
+@pytest.mark.parametrize("spec", ["vit", "pit", "swin", "resnet", "alternet"])
+def test_the_mappers_probe_follows_the_model_onto_another_device(spec):
+    """Traced on the meta device, a reference makes the calls it makes on the CPU (a probe built on the CPU raised
+    "Tensor on device meta is not on the expected device cpu!")."""
+    on_cpu = Mapper(build_model(spec, num_classes=10), 32).trace.calls
+    on_meta = Mapper(build_model(spec, num_classes=10).to("meta"), 32).trace.calls
+    assert [c.path for c in on_meta] == [c.path for c in on_cpu] and len(on_cpu) > 10
 
 
 def test_the_helper_traces_a_model_on_another_device_on_the_cpu_and_moves_it_back(monkeypatch):

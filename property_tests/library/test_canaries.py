@@ -38,6 +38,15 @@ def committed():
     return record, study, load_profile("smoke")
 
 
+@pytest.fixture(scope="module")
+def current(committed):
+    """The committed record as if this code had recorded it (this code's digests, no confirmation): where a test is
+    about running or excusing canaries, whatever code was confirmed since the record."""
+    record, study, profile = committed
+    code = {cid: code_digest(get_claim(cid), profile) for cid in record.claims}
+    return dataclasses.replace(record, code=code, confirmed=()), study, profile
+
+
 def replayed(record, seed_index: int = 0) -> dict:
     """A canary run that reproduces the record's seed ``seed_index`` exactly (what a run of the same code gives)."""
     claims = {cid: {"parts": {part: {"values": {m: v[seed_index] for m, v in models.items()}}
@@ -79,10 +88,10 @@ def test_a_canary_outside_its_margin_stales_exactly_the_claims_that_read_it_and_
     study.judged(moved).check(get_claim(POSITION_CLAIM), profile)  # another kind's claim keeps its entry
 
 
-def test_on_another_machine_kind_a_move_stales_only_where_the_code_changed_too(committed):
+def test_on_another_machine_kind_a_move_stales_only_where_the_code_changed_too(current):
     """Another CPU sums floats in another order, which training amplifies (AdamW on a gradient that is zero in exact
     arithmetic): there a move with the recording code is the machine's; with other code it cannot be told apart."""
-    record, study, profile = committed
+    record, study, profile = current
     moved = {NOISE_CLAIM: ["the noise canary moved: ..."], POSITION_CLAIM: ["the position canary moved: ..."]}
     assert record.machine_excused(moved, profile, record.machine) == (moved, [])
     kept, excused = record.machine_excused(moved, profile, "Another CPU (AVX2)")
@@ -112,11 +121,11 @@ def test_a_machine_kinds_own_reference_judges_its_claims_there_even_where_the_co
         assert referenced.machine_excused(moved, profile, there, code) == (moved, [])
 
 
-def test_a_canary_runs_only_where_running_could_change_the_outcome(committed):
+def test_a_canary_runs_only_where_running_could_change_the_outcome(current):
     """The recording code, recipes and versions fix the outcome without running: nothing moves on the kind of a
     reference (one torch thread reproduces it bit for bit), any move is excused on a kind without one. Changed code,
     a changed recipe or, on the kind of a reference, another torch make a claim's canaries run."""
-    record, study, profile = committed
+    record, study, profile = current
     claims, versions, there = list(record.claims), dict(record.provenance["versions"]), "Another CPU (AVX2)"
     assert record.to_run(claims, profile, record.machine, versions) == []
     assert record.to_run(claims, profile, record.machine, {**versions, "model-props": "9.9"}) == []
@@ -138,21 +147,22 @@ def test_a_canary_runs_only_where_running_could_change_the_outcome(committed):
         assert "vit" in partners or any("vit" in models for models in record.claims[cid].values()), cid
 
 
-def test_a_session_with_the_recording_code_runs_no_canary(committed, monkeypatch, tmp_path):
+def test_a_session_with_the_recording_code_runs_no_canary(current, monkeypatch, tmp_path):
     from model_props.config.settings import Settings
     from model_props.study import canaries
 
-    record, study, _ = committed
+    record, study, _ = current
+    monkeypatch.setattr(canaries, "load_canaries", lambda profile, user_dir=None: record)
     monkeypatch.setattr(canaries, "provenance", lambda device: copy.deepcopy(dict(record.provenance)))
     monkeypatch.setattr(canaries, "run_canaries", lambda *args: pytest.fail(f"ran the canaries: {args}"))
     assert canaries.canary_moved(Settings(profile="smoke", cache_dir=tmp_path, progress=False), study) == {}
 
 
-def test_confirmed_code_runs_no_canary_on_its_kind_and_is_the_recording_codes_where_a_move_is_the_machines(committed):
+def test_confirmed_code_runs_no_canary_on_its_kind_and_is_the_recording_codes_where_a_move_is_the_machines(current):
     """Code confirmed on a kind with some versions (its canaries ran there and did not move) runs no canary on that
     kind with those versions; on another referenced kind, or with another torch, it runs them; on a kind without a
     reference it is as good as the recording code (a move there is the machine's)."""
-    record, study, profile = committed
+    record, study, profile = current
     claims, versions = list(record.claims), dict(record.provenance["versions"])
     there, unreferenced = "Another CPU (AVX2)", "Third CPU (AVX)"
     reference = {**record.reference(there, replayed(record), dict(record.code)), "provenance": {"versions": versions}}
@@ -173,14 +183,15 @@ def test_confirmed_code_runs_no_canary_on_its_kind_and_is_the_recording_codes_wh
     assert confirmed.machine_excused(moved, profile, there) == (moved, [])  # its reference judges it there
 
 
-def test_confirming_code_records_the_claims_whose_canaries_did_not_move_and_only_those(committed, monkeypatch,
+def test_confirming_code_records_the_claims_whose_canaries_did_not_move_and_only_those(current, monkeypatch,
                                                                                        tmp_path):  # fmt: skip
     from model_props.config.settings import Settings
     from model_props.study import canaries
 
-    record, study, profile = committed
+    record, study, profile = current
     data = json.loads(Path(record.source).read_text())
-    data["code"] = {**data["code"], NOISE_CLAIM: "older code", POSITION_CLAIM: "older code"}
+    data["code"] = {**record.code, NOISE_CLAIM: "older code", POSITION_CLAIM: "older code"}
+    data.pop("confirmed", None)
     path = tmp_path / "smoke-canaries.json"
     path.write_text(json.dumps(data))
     older = CanaryRecord.from_json(data, str(path))

@@ -67,18 +67,6 @@ def test_every_subpackage_says_what_it_owns_and_may_import(init):
     assert "May import" in doc, f"{init.parent.name}/__init__.py: say what it owns and what it may import"
 
 
-# Private names still imported by a sibling: each module is in the import closure of the study's canary code digests
-# (model_props.verdicts.canaries.code_digest), so a rename there waits for the next study generation. Shrink only.
-PRIVATE_IMPORTS_WAITING = {
-    ("model_props/anatomy/tracer.py", "_tensors"),
-    ("model_props/claims/park2022_variants.py", "_nep"),
-    ("model_props/claims/park2022_variants.py", "_spectral"),
-    ("model_props/claims/park2022_variants.py", "_part"),
-    ("model_props/claims/park2022_variants.py", "_test_error"),
-    ("model_props/claims/park2022_variants.py", "_train_nll"),
-}
-
-
 def private_imports(root: Path) -> set[tuple[str, str]]:
     """(module path, name) for each private name (``_x``, not a dunder) a module under ``root`` imports."""
     found = set()
@@ -92,8 +80,7 @@ def private_imports(root: Path) -> set[tuple[str, str]]:
 
 def test_no_module_imports_another_modules_private_name():
     """A helper another module needs is public in the module that owns it (issue 50)."""
-    assert private_imports(PACKAGE) - PRIVATE_IMPORTS_WAITING == set()
-    assert PRIVATE_IMPORTS_WAITING <= private_imports(PACKAGE), "one was made public: take it off the list"
+    assert private_imports(PACKAGE) == set()
 
 
 def test_the_private_import_check_finds_one(tmp_path):
