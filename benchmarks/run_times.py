@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 from provenance import PYTEST_RUNS, record
 
@@ -58,9 +59,10 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
     """One pytest run in a subprocess, timed from outside; its process id is appended to ``pids`` (the cache's
     manifests name the process that wrote each entry)."""
     env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
+    junit = Path(tempfile.mkdtemp(prefix="model-props-junit-")) / "run.xml"
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -78,7 +80,27 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
         "seconds": round(seconds, 1),
         "exit": proc.returncode,
         "outcome": tail,
+        **tests_time(junit),
     }
+
+
+def tests_time(junit: Path) -> dict:
+    """Where a run's time went by test layer, from its JUnit XML (each test's setup, call and teardown; pytest's
+    ``junit_duration_report`` default): the seconds of the claim tests, of the library's own tests and of the cuda
+    layer, and the ten slowest tests; what the run took beyond them is collection, the session's start, training and
+    measuring ahead, and the summary."""
+    if not junit.is_file():
+        return {}
+    layers: dict[str, float] = {}
+    each: list[tuple[float, str]] = []
+    for case in ElementTree.parse(junit).iter("testcase"):
+        seconds = float(case.get("time", 0.0))
+        layer = case.get("classname", "").split(".")[1:2] or ["other"]
+        layers[layer[0]] = layers.get(layer[0], 0.0) + seconds
+        each.append((seconds, f"{case.get('classname')}::{case.get('name')}"))
+    slowest = [[name, round(seconds, 1)] for seconds, name in sorted(each, reverse=True)[:10]]
+    return {"tests_s_by_layer": {k: round(v, 1) for k, v in sorted(layers.items(), key=lambda kv: -kv[1])},
+            "slowest_tests": slowest}  # fmt: skip
 
 
 def phases(cache: Path, start: float, pid: int) -> dict:

@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from stamps import benchmark_provenance, code_now
+from stamps import benchmark_provenance, code_current
 
 DATA = Path(__file__).resolve().parent / "quickstart-output.txt"
 SOURCE = "`docs/quickstart-output.txt`"
@@ -49,7 +49,7 @@ class Run:
         runs = tuple(benchmark_provenance().PYTEST_RUNS)  # the pytest runs benchmarks/quickstart.py starts
         return (
             ""
-            if code_now("benchmarks/quickstart.py", runs) == self.fields["code"]
+            if code_current(self.fields["code"], "benchmarks/quickstart.py", runs)
             else f"\n\nThe code this output shows changed since; re-capture with `{CAPTURE}`."
         )
 

@@ -624,9 +624,25 @@ def _where_time_goes(run: dict) -> str:
         ahead = phases["training_ahead_s"] + (phases.get("measuring_ahead_s") or 0.0)
         return (f"training ahead {_seconds(phases['training_ahead_s'])} ({phases['models']} model entries), measuring "
                 f"ahead {_seconds(phases.get('measuring_ahead_s'))}, the tests the other "
-                f"{_seconds(run['seconds'] - ahead)}")  # fmt: skip
+                f"{_seconds(run['seconds'] - ahead)}{_by_layer(run, '; of the tests: ')}")  # fmt: skip
+    if "tests_s_by_layer" in run:
+        return _by_layer(run, "the tests: ")
     kinds = sorted((run.get("per_kind_seconds") or {}).items(), key=lambda kv: -kv[1])
     return ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in kinds[:4]) or "-"
+
+
+def _by_layer(run: dict, lead: str) -> str:
+    """A timed pytest run's tests by layer (run_times.json's ``tests_s_by_layer``: each test's setup, call and
+    teardown) and its slowest library test; "" where the entry predates the split."""
+    layers = run.get("tests_s_by_layer")
+    if not layers:
+        return ""
+    names = {"claims": "the claim tests", "library": "the library's own tests", "cuda": "the cuda layer"}
+    slowest = next((t for t in run.get("slowest_tests", ()) if ".library." in t[0]), None)
+    text = lead + ", ".join(f"{names.get(layer, layer)} {_seconds(seconds)}" for layer, seconds in layers.items())
+    if slowest:
+        text += f" (the slowest of them, `{slowest[0].rsplit('.', 1)[-1]}`, {_seconds(slowest[1])})"
+    return text
 
 
 def _seconds(seconds: float | None) -> str:

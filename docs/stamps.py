@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 
-__all__ = ["benchmark_provenance", "code_now", "entry_stamps", "stamp", "study_stamp"]
+__all__ = ["benchmark_provenance", "code_current", "entry_stamps", "stamp", "study_stamp"]
 
 
 @functools.cache
@@ -34,9 +34,10 @@ def benchmark_provenance() -> Any:
 
 
 @functools.cache  # one tree per process; every stamped block asks, and each walk parses the import closure
-def code_now(script: str, runs: tuple[str, ...]) -> str:
-    """The current tree's code hash of the benchmark ``script`` (a path under the repository) that starts ``runs``."""
-    return benchmark_provenance().code_hash(ROOT / script, list(runs))
+def code_current(code: str, script: str, runs: tuple[str, ...]) -> bool:
+    """Whether a stamp's ``code`` is the current tree's for the benchmark ``script`` (a path under the repository)
+    that starts ``runs``, hashed in the form it was recorded in (``benchmarks/provenance.py``: ``current``)."""
+    return benchmark_provenance().current(code, ROOT / script, list(runs))
 
 
 def _machine(machine: Mapping[str, Any]) -> str:
@@ -93,7 +94,7 @@ def _stamp(results_file: str, entry: str | None, args: str, subject: str) -> str
     if not recorded.get("code"):
         return sentence + (" It predates code stamps, so whether the code it measures changed since is unknown; "
                            f"re-measure with `{command}`.")  # fmt: skip
-    if code_now(script, tuple(recorded.get("runs", []))) != recorded["code"]:
+    if not code_current(recorded["code"], script, tuple(recorded.get("runs", []))):
         return sentence + f" The code it measures changed since; re-measure with `{command}`."
     return sentence
 

@@ -81,15 +81,45 @@ def package(tmp_path) -> Path:
     return Path(shutil.copytree(ROOT / "model_props", tmp_path / "model_props", ignore=shutil.ignore_patterns("__pycache__")))  # fmt: skip
 
 
-def test_the_code_hash_moves_with_a_module_in_the_closure_and_with_none_outside(package):
+def test_the_code_hash_moves_with_what_a_module_in_the_closure_runs_and_with_nothing_else(package):
     before = PROVENANCE.code_hash(COVERAGE, root=package)
-    assert before == PROVENANCE.code_hash(COVERAGE)  # the copy hashes as the tree does: paths relative to the package
+    assert before == PROVENANCE.code_hash(COVERAGE) and before.startswith("ast:")  # paths relative to the package
     with (package / "gate" / "__init__.py").open("a") as fh:  # outside coverage.py's closure
-        fh.write("\n# edited\n")
+        fh.write("\nEDITED = 1\n")
     assert PROVENANCE.code_hash(COVERAGE, root=package) == before
-    with (package / "testing" / "coverage.py").open("a") as fh:  # what coverage.py imports
-        fh.write("\n# edited\n")
+    imported = package / "testing" / "coverage.py"  # what coverage.py imports
+    as_bytes = PROVENANCE.code_hash(COVERAGE, root=package, form="bytes")
+    imported.write_text(imported.read_text().replace('"""', '"""Reworded. ', 1) + "\n# a comment\n")
+    assert PROVENANCE.code_hash(COVERAGE, root=package) == before  # a docstring and a comment run nothing
+    assert PROVENANCE.current(before, COVERAGE, root=package)
+    assert not PROVENANCE.current(as_bytes, COVERAGE, root=package)  # a bytes stamp is judged as it was made
+    with imported.open("a") as fh:
+        fh.write("\nEDITED = 1\n")
     assert PROVENANCE.code_hash(COVERAGE, root=package) != before
+
+
+def test_restamp_rewrites_a_current_bytes_stamp_in_the_ast_form_and_leaves_a_stale_one(tmp_path):
+    folder, quickstart = tmp_path / "results", tmp_path / "quickstart-output.txt"
+    folder.mkdir()
+    as_bytes = PROVENANCE.code_hash(COVERAGE, form="bytes")
+    data = {"provenance": _stamp(as_bytes), "cold": {"seconds": 1.0, "provenance": _stamp("0" * 16)}}
+    (folder / "coverage.json").write_text(json.dumps(data, indent=1) + "\n")
+    quickstart_now = PROVENANCE.code_hash(ROOT / "benchmarks" / "quickstart.py", PROVENANCE.PYTEST_RUNS, form="bytes")
+    quickstart.write_text(f"# title\n## run: default | cache: warm | code: {quickstart_now}\nline\n")
+    done = PROVENANCE.restamp(folder, quickstart)
+    assert done == ["coverage.json", f"quickstart-output.txt ({quickstart_now})"]
+    again = json.loads((folder / "coverage.json").read_text())
+    assert (
+        again["provenance"]["code"] == PROVENANCE.code_hash(COVERAGE)
+        and again["cold"]["provenance"]["code"] == "0" * 16
+    )
+    assert (folder / "coverage.json").read_text() == json.dumps(data, indent=1).replace(
+        as_bytes, again["provenance"]["code"]
+    ) + "\n"
+    assert quickstart.read_text().endswith(
+        f"code: {PROVENANCE.code_hash(ROOT / 'benchmarks' / 'quickstart.py', PROVENANCE.PYTEST_RUNS)}\nline\n"
+    )
+    assert PROVENANCE.restamp(folder, quickstart) == []  # nothing left in the bytes form that is current
 
 
 def test_a_benchmark_exercises_the_modules_of_the_benchmarks_it_imports():
@@ -115,9 +145,12 @@ def _gen_site(monkeypatch):
 
 def test_a_quickstart_output_says_when_the_code_it_shows_changed(monkeypatch, tmp_path):
     gen_site = _gen_site(monkeypatch)
-    now = PROVENANCE.code_hash(ROOT / "benchmarks" / "quickstart.py", PROVENANCE.PYTEST_RUNS)
+    quickstart = ROOT / "benchmarks" / "quickstart.py"
+    now, as_bytes = (PROVENANCE.code_hash(quickstart, PROVENANCE.PYTEST_RUNS, form=f) for f in ("ast", "bytes"))
     header = "## run: default | command: pytest | note: n | commit: abc | date: d | machine: m | cache: warm"
-    for code, says in [(f" | code: {now}", ""), (" | code: 0123456789abcdef", "The code this output shows changed"),
+    for code, says in [(f" | code: {now}", ""), (f" | code: {as_bytes}", ""),
+                       (" | code: 0123456789abcdef", "The code this output shows changed"),
+                       (" | code: ast:0123456789abcdef", "The code this output shows changed"),
                        ("", "This output predates code stamps")]:  # fmt: skip
         (tmp_path / "out.txt").write_text(f"# title\n{header}{code}\nline\n")
         changed = gen_site.runs(tmp_path / "out.txt")["default"].changed()
