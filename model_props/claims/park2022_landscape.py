@@ -34,7 +34,8 @@ def pooled_ape(report: Any, batches: np.ndarray) -> np.ndarray:
 
 
 def pooled_negative_magnitude(report: Any, batches: np.ndarray) -> np.ndarray:
-    """the mean |negative eigenvalue| of the top Hessian eigenvalues pooled over the sampled ``batches`` of a spectrum report."""
+    """The mean |negative eigenvalue| of the top Hessian eigenvalues, pooled over the sampled ``batches`` of a
+    spectrum report."""
     return negative_magnitude(report.pooled(batches))
 
 
