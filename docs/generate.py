@@ -641,7 +641,7 @@ def _by_layer(run: dict, lead: str) -> str:
     slowest = next((t for t in run.get("slowest_tests", ()) if ".library." in t[0]), None)
     text = lead + ", ".join(f"{names.get(layer, layer)} {_seconds(seconds)}" for layer, seconds in layers.items())
     if slowest:
-        text += f" (the slowest of them, `{slowest[0].rsplit('.', 1)[-1]}`, {_seconds(slowest[1])})"
+        text += f"; the slowest library test `{slowest[0].rsplit('.', 1)[-1]}` {_seconds(slowest[1])}"
     return text
 
 
