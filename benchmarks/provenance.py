@@ -128,7 +128,8 @@ def restamp(
     what it rewrote."""
     done: list[str] = []
     for path in sorted(results.glob("*.json")):
-        data, text = json.loads(path.read_text()), path.read_text()
+        text = path.read_text()
+        data, before = json.loads(text), text
         for name, item in [("", data), *((f"[{k}]", v) for k, v in data.items() if isinstance(v, dict))]:
             stamp = item.get("provenance") if isinstance(item.get("provenance"), dict) else {}
             code, script = stamp.get("code"), REPOSITORY / stamp.get("script", "-")
@@ -136,7 +137,8 @@ def restamp(
                 if current(code, script, stamp.get("runs", ())):
                     text = text.replace(f'"{code}"', f'"{code_hash(script, stamp.get("runs", ()))}"')
                     done.append(path.name + name)
-        path.write_text(text)
+        if text != before:
+            path.write_text(text)
     script = BENCHMARKS / "quickstart.py"
 
     def header(found: re.Match) -> str:

@@ -59,20 +59,22 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
     """One pytest run in a subprocess, timed from outside; its process id is appended to ``pids`` (the cache's
     manifests name the process that wrote each entry)."""
     env = {**os.environ, "MODEL_PROPS_CACHE": str(cache)}
-    junit = Path(tempfile.mkdtemp(prefix="model-props-junit-")) / "run.xml"
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    stdout, _ = proc.communicate()
+    with tempfile.TemporaryDirectory(prefix="model-props-junit-") as tmp:
+        junit = Path(tmp) / "run.xml"
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stdout, _ = proc.communicate()
+        seconds = time.perf_counter() - start
+        by_layer = tests_time(junit)
     if pids is not None:
         pids.append(proc.pid)
-    seconds = time.perf_counter() - start
     tail = stdout.strip().splitlines()[-1] if stdout.strip() else ""
     print(f"{' '.join(args) or '(default)'}: {seconds:.1f} s, exit {proc.returncode}: {tail}", flush=True)
     return {
@@ -80,7 +82,7 @@ def run(args: list[str], cache: Path, pids: list[int] | None = None) -> dict:
         "seconds": round(seconds, 1),
         "exit": proc.returncode,
         "outcome": tail,
-        **tests_time(junit),
+        **by_layer,
     }
 
 
