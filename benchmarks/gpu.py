@@ -92,7 +92,7 @@ def _phase_args(phase: str, work: Path) -> None:
 
 
 def phases(work: Path, logs: Path, deadline: float) -> list[Phase]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "TORCH_SHOW_CPP_STACKTRACES": "1"}
     me = [sys.executable, str(Path(__file__).resolve())]
     pytest = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider"]
 
