@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = {
     "report": "the spectrum report as the registry measures it (the case that aborted)",
+    "cpu-then-cuda": "the report on a CPU copy first, then on CUDA, in one process (as the cuda layer's test does)",
     "report-blocking": "the report with CUDA_LAUNCH_BLOCKING=1 (the failing kernel named where it fails)",
     "report-no-cudnn": "the report under torch.backends.cudnn.flags(enabled=False)",
     "grad-only": "the report's first batch, loss and weight decay: one create_graph gradient, no Lanczos",
@@ -54,7 +55,10 @@ def _variant(name: str, device: str) -> None:
     data = ModelStore(Settings()).dataset()  # the dataset the cuda layer's fixture gives (tests/cuda/conftest.py)
     inp = on_device(tiny_input(tiny, "vit" if name == "vit-report" else "resnet", data), device)
     settings = tiny.measurement
-    if name in ("report", "report-blocking", "report-no-cudnn", "vit-report"):
+    if name == "cpu-then-cuda":
+        cpu = measure("spectrum", tiny_input(tiny, "resnet", data), settings, seed=0, device="cpu")
+        print("on the CPU", cpu.to_arrays()["eigenvalues"].tolist(), flush=True)
+    if name in ("report", "report-blocking", "report-no-cudnn", "vit-report", "cpu-then-cuda"):
         with torch.backends.cudnn.flags(enabled=name != "report-no-cudnn"):
             report = measure("spectrum", inp, settings, seed=0, device=device)
         print("eigenvalues", report.to_arrays()["eigenvalues"].tolist())
@@ -97,13 +101,14 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--only", nargs="*", choices=VARIANTS, help="these variants alone")
     p.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)  # inside a child
     args = p.parse_args()
     if args.variant:
         _variant(args.variant, args.device)
         return 0
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda name: _child(name, args.device), VARIANTS))
+        results = list(pool.map(lambda name: _child(name, args.device), args.only or VARIANTS))
     for r in results:
         print(f"{r['variant']:16s} exit {r['exit']:>4} {r['signal'] or '':8s} {r['seconds']:6.1f} s  "
               f"{r['tail'][-1] if r['tail'] else ''}", flush=True)  # fmt: skip
