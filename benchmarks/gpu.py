@@ -13,7 +13,8 @@ benchmarks/results/gpu-logs/), started together (the GPU has room for all four; 
   images of 10 synsets (``pretrained_224.make_folder`` / ``make_weights``), at 224 px on CUDA.
 
 At the deadline (``--deadline``, 480 s) whatever still runs is killed and recorded as "timed out after N s, M of T
-tests done" from its -v log, so the JSON is always written. Without CUDA it refuses and writes nothing.
+tests done" from its -v log, so the JSON is always written; each phase's tests done are sampled every 15 s
+(``progress``), so that a phase cut short shows where its time went. Without CUDA it refuses and writes nothing.
 
     python benchmarks/gpu.py
     MODEL_PROPS_COMMIT=<sha> python benchmarks/gpu.py   # on a copy of the tree whose git history is not this one's
@@ -38,6 +39,8 @@ OUT = ROOT / "benchmarks" / "results" / "gpu.json"
 IMAGES = 500  # of the 224-px folder: 10 synsets x 50
 OUTCOME = re.compile(r" (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b")
 SUMMARY = re.compile(r"^=+ (.+ in [\d.]+s.*?) =+$")
+DEADLINE_S = 480.0  # a lent GPU's command runs at most 10 minutes, the install and the JSON included
+PROGRESS_S = 15  # a phase's tests done are sampled this often, so that a run cut short shows where its time went
 COLLECTED = re.compile(r"collected (\d+) items?(?: / (\d+) deselected)?")
 
 
@@ -52,6 +55,7 @@ class Phase:
     proc: subprocess.Popen | None = None
     start: float = 0.0
     result: dict = field(default_factory=dict)
+    progress: list[tuple[float, int]] = field(default_factory=list)  # (seconds since its start, tests done)
 
 
 def pytest_counts(log: str) -> dict:
@@ -138,6 +142,9 @@ def run_all(todo: list[Phase], deadline: float) -> None:
         now = time.perf_counter()
         for phase in list(running):
             assert phase.proc is not None
+            if now - phase.start >= PROGRESS_S * (len(phase.progress) + 1):
+                done = len(OUTCOME.findall(phase.log.read_text(errors="replace")))
+                phase.progress.append((round(now - phase.start), done))
             limit = min(phase.timeout_s, deadline - (phase.start - began))
             late = phase.proc.poll() is None and now - phase.start > limit
             if late:
@@ -151,7 +158,8 @@ def record(phase: Phase, seconds: float, late: bool) -> None:
     assert phase.proc is not None
     counts = pytest_counts(phase.log.read_text(errors="replace"))
     code = phase.proc.returncode
-    phase.result = {"wall_s": round(seconds, 1), "exit": code, **counts, "log": str(phase.log)}
+    phase.result = {"wall_s": round(seconds, 1), "exit": code, **counts, "log": str(phase.log),
+                    "progress": phase.progress}  # fmt: skip
     total = counts["collected"] if counts["collected"] is not None else "?"
     if late:
         phase.result["timed_out"] = f"timed out after {seconds:.0f} s, {counts['done']} of {total} tests done"
@@ -186,7 +194,7 @@ def environment() -> dict:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
-        "--deadline", type=float, default=480.0, help="seconds after which every phase still running is killed"
+        "--deadline", type=float, default=DEADLINE_S, help="seconds after which every phase still running is killed"
     )
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--phase", nargs=2, metavar=("NAME", "DIR"), help=argparse.SUPPRESS)  # inside a phase's subprocess
@@ -202,7 +210,8 @@ def main() -> int:
         return 0
     logs = Path(os.environ["OUT"]) / "gpu-logs" if os.environ.get("OUT") else ROOT / "benchmarks/results/gpu-logs"
     start = time.perf_counter()
-    stamp = record(__file__, device="cuda", runs=PYTEST_RUNS)
+    again = "python benchmarks/gpu.py" + (f" --deadline {args.deadline:g}" if args.deadline != DEADLINE_S else "")
+    stamp = record(__file__, device="cuda", runs=PYTEST_RUNS, command=again)  # not --out: a lent machine's $OUT
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         todo = phases(Path(tmp), logs, args.deadline)
         run_all(todo, args.deadline)
