@@ -1,16 +1,18 @@
 """One prepared command for a lent GPU (issue 47): the CUDA tests, the cold default run, a new checkpoint of the
-smoke ViT and the 224-px pretrained suite with a comparator, side by side, within one deadline; writes
-benchmarks/results/gpu.json (docs/gpu.md generates its times from it).
+smoke ViT, the 224-px pretrained suite with a comparator and the bisection of the ResNet spectrum's CUDA abort, side
+by side within one deadline; writes benchmarks/results/gpu.json (docs/gpu.md generates its times from it).
 
 Phases, each a subprocess with its own timeout and a log written as it goes (under ``$OUT`` when set, else
-benchmarks/results/gpu-logs/), started together (the GPU has room for all four; 16 cores):
+benchmarks/results/gpu-logs/), started together (the GPU has room for all five; 16 cores):
 
 - ``cuda``: ``pytest -m cuda -v`` (property_tests/cuda/);
 - ``cold``: ``pytest --claims-device cuda -v`` on an empty cache, as a new user runs the default suite;
 - ``checkpoint``: the references trained on CUDA (``model-props train --device cuda``), then
   ``run_times.new_checkpoint`` (the suite on the smoke ViT's weights plus noise) with ``--claims-device cuda``;
 - ``pretrained``: a seeded timm ViT-Tiny with a seeded timm ResNet-18 comparator (``--claims-versus``) on 500
-  images of 10 synsets (``pretrained_224.make_folder`` / ``make_weights``), at 224 px on CUDA.
+  images of 10 synsets (``pretrained_224.make_folder`` / ``make_weights``), at 224 px on CUDA;
+- ``abort``: ``cuda_hessian_abort.py``, the variants of the ResNet spectrum report that bisect its CUDA abort,
+  written beside the JSON (``cuda_hessian_abort.json``).
 
 At the deadline (``--deadline``, 480 s) whatever still runs is killed and recorded as "timed out after N s, M of T
 tests done" from its -v log, so the JSON is always written; each phase's tests done are sampled every 15 s
@@ -95,7 +97,7 @@ def _phase_args(phase: str, work: Path) -> None:
     sys.exit(code)
 
 
-def phases(work: Path, logs: Path, deadline: float) -> list[Phase]:
+def phases(work: Path, logs: Path, deadline: float, results: Path) -> list[Phase]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "TORCH_SHOW_CPP_STACKTRACES": "1"}
     me = [sys.executable, str(Path(__file__).resolve())]
     pytest = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider"]
@@ -114,6 +116,8 @@ def phases(work: Path, logs: Path, deadline: float) -> list[Phase]:
               ROOT, cache("checkpoint"), deadline, logs / "checkpoint.log"),
         Phase("pretrained", [*me, "--phase", "pretrained", str(work / "pretrained")], ROOT, cache("pretrained"),
               deadline, logs / "pretrained.log"),
+        Phase("abort", [sys.executable, str(ROOT / "benchmarks" / "cuda_hessian_abort.py"), "--out",
+                        str(results / "cuda_hessian_abort.json")], ROOT, cache("abort"), 300, logs / "abort.log"),
     ]  # fmt: skip
 
 
@@ -213,7 +217,7 @@ def main() -> int:
     again = "python benchmarks/gpu.py" + (f" --deadline {args.deadline:g}" if args.deadline != DEADLINE_S else "")
     stamp = record(__file__, device="cuda", runs=PYTEST_RUNS, command=again)  # not --out: a lent machine's $OUT
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
-        todo = phases(Path(tmp), logs, args.deadline)
+        todo = phases(Path(tmp), logs, args.deadline, args.out.parent)
         run_all(todo, args.deadline)
         checkpoint = Path(tmp) / "checkpoint" / "new_checkpoint.json"
         new = json.loads(checkpoint.read_text()) if checkpoint.is_file() else None

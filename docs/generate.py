@@ -739,7 +739,8 @@ def gpu() -> str:
     data = _result("gpu.json")
     labels = {"cuda": "`pytest -m cuda`", "cold": "cold default `pytest --claims-device cuda`",
               "checkpoint": "references trained on CUDA, then a new checkpoint of the smoke ViT",
-              "pretrained": f"224-px ViT-Tiny + ResNet-18 comparator, {data['pretrained_images']} images"}  # fmt: skip
+              "pretrained": f"224-px ViT-Tiny + ResNet-18 comparator, {data['pretrained_images']} images",
+              "abort": "the ResNet spectrum's abort bisected (`cuda_hessian_abort.py`)"}  # fmt: skip
     rows = ["| run | wall time | outcome |", "|---|---|---|"]
     for name, run in data["phases"].items():
         outcome = run.get("timed_out") or run.get("summary") or f"exit {run.get('exit')}"
