@@ -96,7 +96,7 @@ def measure_cross_cka(
         x = split.batch(order[start : start + batch_size])[0].to(device)
         states_a = capture(model_a, anat_a, x, branches=False).states
         states_b = capture(model_b, anat_b, x, branches=False).states
-        cka.update([states_a[u.name].cpu() for u in units_a], [states_b[u.name].cpu() for u in units_b])
+        cka.update([states_a[u.name] for u in units_a], [states_b[u.name] for u in units_b])  # HSIC to the host
     return CrossReport(np.array([u.depth for u in units_a]), np.array([u.depth for u in units_b]), cka)
 
 

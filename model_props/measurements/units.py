@@ -126,7 +126,7 @@ def measure_units(
             )
         for name, weights in cap.attention.items():
             attention.setdefault(name, []).append(attention_distance(weights, img_size, prefix[name]).cpu().numpy())
-        cka.update([cap.states[u.name].cpu() for u in units])
+        cka.update([cap.states[u.name] for u in units])  # on the model's device: (U, U) HSIC comes back
         hf.append(torch.stack(hf_cols, 1))
         var.append(torch.stack(var_cols, 1))
         ratio.append(torch.stack(r_cols, 1))

@@ -71,8 +71,9 @@ class MinibatchCKA:
         self.per_batch: list[torch.Tensor] = []
 
     def update(self, features: Sequence[torch.Tensor]) -> None:
-        """One mini-batch: a feature tensor (n, ...) per unit, in a fixed unit order."""
-        self.per_batch.append(hsic_matrix(torch.stack([gram(f) for f in features])))
+        """One mini-batch: a feature tensor (n, ...) per unit, in a fixed unit order, on any device: the Grams and
+        the HSIC are computed there, and only the (U, U) HSIC comes to the host."""
+        self.per_batch.append(hsic_matrix(torch.stack([gram(f) for f in features])).cpu())
 
     def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
         """CKA (U, U) from all batches, or from the given batch indices (a bootstrap resample); (rows, U, U) from an

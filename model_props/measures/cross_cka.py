@@ -51,12 +51,13 @@ class CrossMinibatchCKA:
         self.own_b: list[torch.Tensor] = []
 
     def update(self, features_a: Sequence[torch.Tensor], features_b: Sequence[torch.Tensor]) -> None:
-        """One batch of the same images: a feature tensor (n, ...) per unit of A and per unit of B."""
+        """One batch of the same images: a feature tensor (n, ...) per unit of A and per unit of B, on any device:
+        the Grams and the HSIC are computed there, and only the HSIC comes to the host."""
         cross, own_a, own_b = joint_hsic(torch.stack([gram(f) for f in features_a]),
                                          torch.stack([gram(f) for f in features_b]))  # fmt: skip
-        self.cross.append(cross)
-        self.own_a.append(own_a)
-        self.own_b.append(own_b)
+        self.cross.append(cross.cpu())
+        self.own_a.append(own_a.cpu())
+        self.own_b.append(own_b.cpu())
 
     def compute(self, batches: torch.Tensor | np.ndarray | None = None) -> torch.Tensor:
         """CKA (Ua, Ub) from all batches, or from the given batch indices (a bootstrap resample); (rows, Ua, Ub) from
