@@ -2,10 +2,10 @@
 
 Two measurements of the first canary seed (:mod:`model_props.study.canaries`), each from a fresh cache:
 
-- **coverage**: the lines of the training, data, model (``zoo``), anatomy and measurement packages (``measurements``
-  and ``measures``) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra); and the same
-  over the modules of the study's code digest alone (the import closures of the training code and of every report
-  kind: what a study's numbers are computed by), with the modules that miss the most lines;
+- **coverage**: the lines of the training, data, model (``zoo``), anatomy and measurement packages (``measurements``,
+  its functional core included) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra);
+  and the same over the modules of the study's code digest alone (the import closures of the training code and of
+  every report kind: what a study's numbers are computed by), with the modules that miss the most lines;
 - **threads**: the canary run on two torch threads against the committed record (canaries run on one), the largest
   move of any statistic in units of its seed-to-seed SD, and the claims it would stale on the record's machine kind:
   a proxy for what another machine's kernels do to the canaries, since both change the order of float sums.
@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from provenance import record
 
-PACKAGES = ("training", "data", "zoo", "anatomy", "measurements", "measures")
+PACKAGES = ("training", "data", "zoo", "anatomy", "measurements")  # measurements holds its functional core
 OUT = Path(__file__).resolve().parent / "results" / "canaries.json"
 
 

@@ -48,9 +48,9 @@ def _variant(name: str, device: str) -> None:
     from tiny_models import LIBRARY, on_device, tiny_input
 
     from model_props.config.settings import Settings
+    from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
     from model_props.measurements.registry import measure
     from model_props.measurements.spectrum import spectrum_batches
-    from model_props.measures.hessian import hessian_operator, lanczos_top_k, trainable_size
     from model_props.store.model_store import ModelStore
     from model_props.training.profiles import RecipeSource, load_profile
 
@@ -125,7 +125,9 @@ def main() -> int:
     if args.out:
         from provenance import record  # benchmarks/ is this script's folder
 
-        stamp = record(__file__, device=args.device, runs=["model_props.measurements", "model_props.measures"])
+        stamp = record(
+            __file__, device=args.device, runs=["model_props.measurements", "model_props.measurements.functional"]
+        )
         args.out.write_text(json.dumps({"provenance": stamp, "device": args.device, "variants": results}, indent=1)
                             + "\n")  # fmt: skip
     return 0

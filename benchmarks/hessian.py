@@ -23,8 +23,13 @@ import torch
 from provenance import record
 
 from model_props.config.settings import Settings
+from model_props.measurements.functional.spectrum import (
+    hessian_operator,
+    lanczos_top_k,
+    power_iteration_top_k,
+    trainable_size,
+)
 from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
-from model_props.measures.hessian import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
 from model_props.store.model_store import ModelStore
 from model_props.training.loop import training_split
 

@@ -4,9 +4,9 @@ against curvlinops + ``scipy.sparse.linalg.eigsh``, side by side in one run (iss
 Solvers, each asked for the top-``k`` eigenvalues by magnitude of the same loss (NLL + weight decay, model in
 eval mode, unfused attention) on the same batch, at the same tolerance:
 
-- ``lanczos``: what the spectrum measurement runs (:func:`~model_props.measures.hessian.lanczos_top_k` on
-  :func:`~model_props.measures.hessian.hessian_operator`): one vector per double-backward pass through the
-  gradient graph, built once per batch.
+- ``lanczos``: what the spectrum measurement runs (:func:`~model_props.measurements.functional.spectrum.lanczos_top_k`
+  on :func:`~model_props.measurements.functional.spectrum.hessian_operator`): one vector per double-backward pass
+  through the gradient graph, built once per batch.
 - ``block-vjp-B``: block Lanczos (below) with a block of ``B`` vectors per pass: the same retained gradient
   graph, differentiated once for all ``B`` vectors (``torch.autograd.grad(..., is_grads_batched=True)``,
   i.e. ``vmap`` over the vector-Jacobian product of the gradient).
@@ -49,8 +49,7 @@ from torch import nn
 from torch.func import functional_call, grad, jvp, vmap
 
 from model_props.config.settings import Settings
-from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
-from model_props.measures.hessian import (
+from model_props.measurements.functional.spectrum import (
     EigenResult,
     _measurement_state,
     hessian_operator,
@@ -58,6 +57,7 @@ from model_props.measures.hessian import (
     top_k_by_magnitude,
     trainable_size,
 )
+from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
 from model_props.store.model_store import ModelStore
 from model_props.training.loop import training_split
 

@@ -22,14 +22,14 @@ from provenance import record
 from model_props.anatomy import anatomy, capture
 from model_props.cache import default_cache_dir
 from model_props.data import load_dataset
-from model_props.measurements.units import measure_units
-from model_props.measures import (
+from model_props.measurements.functional import (
     MinibatchCKA,
     attention_distance,
     feature_variance,
     high_frequency,
     skip_norm_ratio,
 )
+from model_props.measurements.units import measure_units
 from model_props.training.profiles import load_profile
 from model_props.zoo import build_model
 

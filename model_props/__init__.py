@@ -5,7 +5,8 @@ import torch.
 
 Layers, lowest first (each subpackage's ``__init__`` says what it owns and what it may import; a test checks
 the import graph): the foundation (:mod:`.errors`, :mod:`.provenance`, :mod:`.cache`) < :mod:`.zoo` |
-:mod:`.data` < :mod:`.anatomy` | :mod:`.measures` | :mod:`.training` < :mod:`.measurements` < :mod:`.claims`
+:mod:`.data` < :mod:`.anatomy` | :mod:`.measurements.functional` | :mod:`.training` < :mod:`.measurements` <
+:mod:`.claims`
 < :mod:`.reporting` | :mod:`.gate` | :mod:`.session` < :mod:`.testing` | :mod:`.plugin` | :mod:`.cli` |
 :mod:`.suite`.
 """

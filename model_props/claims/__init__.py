@@ -4,7 +4,7 @@ Owns the :class:`Claim` / :class:`Part` / :class:`Dispute` dataclasses (:mod:`.b
 per paper; ids are stable) and the statistics its parts read from measurement reports. How a claim is judged
 lives in :mod:`model_props.verdicts`.
 
-May import: :mod:`model_props.measurements`, :mod:`model_props.measures`, :mod:`model_props.anatomy`,
+May import: :mod:`model_props.measurements`, :mod:`model_props.measurements.functional`, :mod:`model_props.anatomy`,
 :mod:`model_props.training` and the layers beneath them.
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..measures.hessian import ape, negative_magnitude, nep
+from ..measurements.functional.spectrum import ape, negative_magnitude, nep
 from .base import Claim, Part, needs_kinds, needs_traits
 from .park2022 import PAPER
 

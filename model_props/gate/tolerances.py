@@ -58,9 +58,9 @@ def _pgd(eps_255: int):
 
 
 def _spectrum(fn_name: str):
-    from ..measures import hessian
+    from ..measurements.functional import spectrum
 
-    fn = getattr(hessian, fn_name)
+    fn = getattr(spectrum, fn_name)
     return lambda r, i: fn(r.pooled(i))
 
 

@@ -1,5 +1,5 @@
 """The corruption report: accuracy and NLL under common corruptions (CIFAR-10-C style; Park & Kim 2022,
-Fig. 12c); the corruptions themselves are :mod:`model_props.measures.corruptions`.
+Fig. 12c); the corruptions themselves are :mod:`model_props.measurements.functional.corruption`.
 
 The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (125 of the
 1,000 corruption images: :func:`~.chunks.chunk_size`, a look's worth), each corruption's random draws seeded by
@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from ..data import Split
-from ..measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
 from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
+from .functional.corruption import CORRUPTIONS, SEVERITIES, corrupt
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 :func:`measure_cross_cka` runs the same seeded sample of test images through both models, batch by batch, and
 accumulates minibatch CKA between every unit of one and every unit of the other
-(:class:`~model_props.measures.cross_cka.CrossMinibatchCKA`). The images are drawn exactly as
+(:class:`~model_props.measurements.functional.cross.CrossMinibatchCKA`). The images are drawn exactly as
 :func:`~.units.measure_units` draws them (a seeded permutation of the split), so model A against itself gives
 its own units report's CKA matrix. Mini-batches are the sampling unit. The two models must read images of the
 same size; their maps may differ in size and channels (CKA compares Gram matrices over images).
@@ -20,7 +20,7 @@ from ..anatomy.capture import capture
 from ..anatomy.model import Anatomy
 from ..data import Split
 from ..errors import NotApplicable
-from ..measures.cross_cka import CrossMinibatchCKA
+from .functional.cross import CrossMinibatchCKA
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from ..data import Split
-from ..measures.calibration import expected_calibration_error
 from ..zoo.registry import check_finite
+from .functional.fit import expected_calibration_error
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

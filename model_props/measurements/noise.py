@@ -1,5 +1,5 @@
 """The noise report: accuracy under band-limited noise (Park & Kim 2022, Fig. 2b); the noise itself is
-:mod:`model_props.measures.noise`.
+:mod:`model_props.measurements.functional.noise`.
 
 The test images are taken in one seeded order and measured in chunks of an eighth of the whole sample (250 of the
 2,000 noise images: :func:`~.chunks.chunk_size`, a look's worth), each with its own Gaussian draws (seeded by the
@@ -18,9 +18,9 @@ import torch
 
 from ..data import Split
 from ..errors import NotApplicable
-from ..measures.noise import FREQUENCIES, NOISE_RMS, band_noise
 from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
+from .functional.noise import FREQUENCIES, NOISE_RMS, band_noise
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """The occlusion report: correctness on clean and randomly occluded test images (Naseer et al. 2021, Sec. 3.1;
-docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`model_props.measures.occlusion`'s.
+docs/design.md#decision-rules, ``naseer2021.occlusion-robust``); the masks are :mod:`.functional.occlusion`'s.
 
 The images are a seeded sample of ``corruption_images`` test images (occlusion is read as one more corruption
 of the inputs), measured in chunks of an eighth of the sample (:func:`~.chunks.chunk_size`) in its order, each
@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 from ..data import Split
-from ..measures.occlusion import occlude, occlusion_masks
 from .chunks import Chunks, chunk_size, computed, in_chunks
 from .fit import batch_predictions
+from .functional.occlusion import occlude, occlusion_masks
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

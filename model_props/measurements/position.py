@@ -4,7 +4,7 @@ et al. 2021, Sec. 4.5, Fig. 7 centre; docs/design.md#decision-rules, claim 28).
 The embedding is the model's parameter named like timm's and torchvision's (``pos_embed``,
 ``pos_embedding``, ``position_embedding(s)``, ``absolute_pos_embed``): ``(1, tokens, C)`` with the prefix
 (CLS) tokens first where it has rows for them, laid row-major on a square grid (ViT, DeiT), or
-``(1, C, h, w)`` (PiT). Per query position, :func:`~model_props.measures.position.near_far_contrast`; the query
+``(1, C, h, w)`` (PiT). Per query position, :func:`~.functional.position.near_far_contrast`; the query
 positions are the sampling unit. Beside it, the same statistic of an embedding drawn i.i.d. from a seeded
 normal distribution (timm's initialisation is an i.i.d. truncated normal, and cosines do not see the scale):
 what the statistic reads before any training. A model without such a parameter, or whose embedding lies on no
@@ -22,8 +22,8 @@ import torch
 
 from ..anatomy.model import Anatomy
 from ..errors import NotApplicable
-from ..measures.position import cosine_similarity, near_far_contrast
 from ..zoo.wrapper import unwrap
+from .functional.position import cosine_similarity, near_far_contrast
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

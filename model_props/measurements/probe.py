@@ -3,7 +3,7 @@ its representation (Raghu et al. 2021, Sec. 6; docs/design.md#decision-rules, cl
 
 The images are the seeded sample of ``n_images`` test images that :func:`~.units.measure_units` draws (the same
 permutation of the split), in mini-batches of ``batch_size``. The first half of the sample fits one
-:class:`~model_props.measures.location.ProbeFit` per unit; the second half is scored, image by image, so the
+:class:`~model_props.measurements.functional.probe.ProbeFit` per unit; the second half is scored, image by image, so the
 scored images are the sampling unit and two models measured on one dataset are paired by them. Units whose maps
 are a single token (no grid to place a token on) and models with no spatial tokens at all are
 :class:`~model_props.errors.NotApplicable` with the reason.
@@ -21,7 +21,7 @@ from ..anatomy.capture import capture
 from ..anatomy.model import Anatomy
 from ..data import Split
 from ..errors import NotApplicable
-from ..measures.location import ProbeFit, image_accuracy, tokens_and_positions
+from .functional.probe import ProbeFit, image_accuracy, tokens_and_positions
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

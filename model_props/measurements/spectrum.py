@@ -30,8 +30,8 @@ import torch
 from ..data import Split
 from ..data.augment import crop_flip
 from ..errors import MeasurementError
-from ..measures.hessian import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
 from .chunks import Chunks, computed, in_chunks
+from .functional.spectrum import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
 from .inputs import MeasureInput, TrainingLoss
 
 if TYPE_CHECKING:

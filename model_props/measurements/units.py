@@ -17,11 +17,11 @@ import torch
 from ..anatomy.capture import capture
 from ..anatomy.model import Anatomy, Unit
 from ..data import Split
-from ..measures.attention import attention_distance
-from ..measures.cka import MinibatchCKA
-from ..measures.fourier import high_frequency
-from ..measures.skip import skip_norm_ratio
-from ..measures.variance import feature_variance
+from .functional.attention import attention_distance
+from .functional.cka import MinibatchCKA
+from .functional.fourier import high_frequency
+from .functional.skip import skip_norm_ratio
+from .functional.variance import feature_variance
 from .inputs import MeasureInput
 
 if TYPE_CHECKING:

@@ -175,7 +175,7 @@ def _lesion(ax, reports: Mapping[str, Any]) -> None:
 
 
 def _position(ax, reports: Mapping[str, Any]) -> None:
-    from ..measures.position import chebyshev_distances, far_distance
+    from ..measurements.functional.position import chebyshev_distances, far_distance
 
     label, r = next(iter(reports.items()))
     h, w = (int(v) for v in r.grid)

@@ -23,7 +23,7 @@ from tiny_models import (  # this folder is on sys.path (prepend mode)
 )
 
 from model_props.anatomy import anatomy, capture
-from model_props.measures.hessian import hessian_operator, lanczos_top_k, trainable_size
+from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
 from model_props.store.tested import anatomy_on_cpu, device_of
 from model_props.training.loop import build_for, train
 from model_props.zoo import build_model

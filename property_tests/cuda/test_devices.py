@@ -23,7 +23,7 @@ from model_props.store import tested
 from model_props.zoo import build_model
 
 PACKAGE = Path(model_props.__file__).parent
-BELOW = ("anatomy", "measures", "measurements", "training", "data", "zoo", "claims", "cache")  # never see a session
+BELOW = ("anatomy", "measurements", "training", "data", "zoo", "claims", "cache")  # never see a session
 # (module, function) that may call the tracer itself: the helper, an untrained build of a recipe (on the CPU) and
 # make_mutant (on a CPU copy of its base)
 TRACERS = {("store/tested.py", "anatomy_on_cpu"), ("store/model_store.py", "architecture"),

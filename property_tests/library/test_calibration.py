@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_props.measures import expected_calibration_error
+from model_props.measurements.functional import expected_calibration_error
 
 
 @settings(max_examples=30, deadline=None)

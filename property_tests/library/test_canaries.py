@@ -329,7 +329,7 @@ def test_a_renamed_measurement_module_and_a_reflowed_docstring_leave_the_study_v
     registry = measurements / "registry.py"
     text = registry.read_text().replace("from .noise import", "from .band_noise import")
     registry.write_text(text.replace('_M + "noise"', '_M + "band_noise"'))  # the kind's code module, by name
-    fourier = root / "model_props" / "measures" / "fourier.py"
+    fourier = root / "model_props" / "measurements" / "functional" / "fourier.py"
     text = fourier.read_text()
     first = text.index('"""', 3)
     fourier.write_text(" ".join(text[3:first].split()).join(['"""', text[first:]]))  # the module docstring reflowed
@@ -345,7 +345,7 @@ def test_a_changed_constant_of_one_kind_stales_exactly_that_kinds_claims(tmp_pat
     accuracy-based kind would not do here: the canary's barely trained models drop no accuracy under noise, so a
     doubled noise amplitude leaves the noise canary at 0: docs/verdicts.md, what a canary cannot see.)"""
     root = copied_tree(tmp_path)
-    position = root / "model_props" / "measures" / "position.py"
+    position = root / "model_props" / "measurements" / "functional" / "position.py"
     text = position.read_text()
     assert text.count("max(h, w) / 2.0") == 1
     position.write_text(text.replace("max(h, w) / 2.0", "max(h, w) / 4.0"))

@@ -193,8 +193,8 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     import numpy as np
 
     from model_props.anatomy import Anatomy, Tap, Unit
+    from model_props.measurements.functional import MinibatchCKA
     from model_props.measurements.units import UnitReport
-    from model_props.measures import MinibatchCKA
     from model_props.verdicts import Evidence, Measured, OnReports, Skipped, judge
 
     tap = Tap("net.x")

@@ -10,8 +10,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model_props.measures.cka import MinibatchCKA
-from model_props.measures.cross_cka import CrossMinibatchCKA, joint_hsic
+from model_props.measurements.functional.cka import MinibatchCKA
+from model_props.measurements.functional.cross import CrossMinibatchCKA, joint_hsic
 
 
 def naive_hsic(x: np.ndarray, y: np.ndarray) -> float:

@@ -13,9 +13,7 @@ from torch import nn
 from torch.func import functional_call
 
 from model_props.errors import MeasurementError
-from model_props.measurements.inputs import TrainingLoss
-from model_props.measurements.spectrum import hessian_spectrum
-from model_props.measures.hessian import (
+from model_props.measurements.functional.spectrum import (
     ape,
     dense_hessian,
     hessian_operator,
@@ -26,6 +24,8 @@ from model_props.measures.hessian import (
     top_k_by_magnitude,
     trainable_size,
 )
+from model_props.measurements.inputs import TrainingLoss
+from model_props.measurements.spectrum import hessian_spectrum
 
 K = 5
 TIGHT = 1e-8  # eigenvalues agree to this, relative to the largest |eigenvalue|

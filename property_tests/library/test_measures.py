@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from model_props.measures import (
+from model_props.measurements.functional import (
     MinibatchCKA,
     attention_distance,
     delta_log_amplitude,
@@ -21,8 +21,8 @@ from model_props.measures import (
     hsic_matrix,
     skip_norm_ratio,
 )
-from model_props.measures.cka import gram
-from model_props.measures.fourier import EPS, log_amplitude
+from model_props.measurements.functional.cka import gram
+from model_props.measurements.functional.fourier import EPS, log_amplitude
 
 finite = st.floats(-10, 10, allow_nan=False, width=32)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from model_props.measurements.functional.occlusion import occlude, occlusion_masks
 from model_props.measurements.occlusion import OcclusionReport
-from model_props.measures.occlusion import occlude, occlusion_masks
 
 
 def naive_mask(size: int, cell: int, oy: int, ox: int, chosen: set[tuple[int, int]]) -> np.ndarray:

@@ -21,8 +21,8 @@ from model_props.claims.raghu2021_similarity import (
 )
 from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.cross import CrossReport, PairReports
+from model_props.measurements.functional.cross import CrossMinibatchCKA
 from model_props.measurements.registry import measure
-from model_props.measures.cross_cka import CrossMinibatchCKA
 from model_props.session.live import needs_switch, not_live_claim
 from model_props.store.pairs import pair_reports, seed_control, untrained
 from model_props.zoo import build_model

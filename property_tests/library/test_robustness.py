@@ -19,10 +19,10 @@ from model_props.data import Split
 from model_props.errors import MeasurementError, NotApplicable
 from model_props.measurements.attack import AttackReport, attack_report
 from model_props.measurements.corruption import CorruptionReport, corruption_report
+from model_props.measurements.functional.corruption import CORRUPTIONS, SEVERITIES, corrupt
+from model_props.measurements.functional.noise import band_mask, band_noise
 from model_props.measurements.lesion import LesionReport, key_units, lesion_report, lesioned, removable_units
 from model_props.measurements.noise import NoiseReport, noise_report
-from model_props.measures.corruptions import CORRUPTIONS, SEVERITIES, corrupt
-from model_props.measures.noise import band_mask, band_noise
 from model_props.training.profiles import get_recipe
 from model_props.zoo import build_model
 

@@ -22,7 +22,7 @@ from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend"
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.measures.cka import MinibatchCKA, cka_from_hsic, resampled_sum
+from model_props.measurements.functional.cka import MinibatchCKA, cka_from_hsic, resampled_sum
 from model_props.verdicts import Evidence, Measured, OnReports, judge
 from model_props.verdicts.small_sample import SMALL_SAMPLE
 from model_props.verdicts.stats import bootstrap

@@ -21,10 +21,10 @@ from model_props.training.checkpoints import TRAINING_CODE
 
 REPORT_WRITER = "reporting/summary.py"
 STORAGE = ["cache/__init__.py", "cache/entry.py", "cache/files.py", "errors.py", "provenance.py"]
-# The measurement code list the cache keyed by before (translated to the subpackage layout): it missed the
+# The measurement code list the cache keyed by before (translated to the subpackage layout, the pure measures now
+# inside measurements/): it missed the
 # tracer and the evidence it records, which decide which units a model has.
 OLD_MEASUREMENT_FILES = (
-    "measures",
     "anatomy/capture.py",
     "anatomy/mapping.py",
     "anatomy/model.py",
@@ -53,7 +53,7 @@ def test_comments_docstrings_and_formatting_change_no_hash_and_code_always_does(
     """The hash reads the syntax tree without docstrings: a reflowed docstring, a comment or a re-wrapped call keeps
     every cache (and a trained model); a changed constant does not."""
     before = _every_cache_key(package)
-    noise = package / "measures" / "noise.py"
+    noise = package / "measurements" / "functional" / "noise.py"
     text = noise.read_text()
     first = text.index('"""', 3)
     reflowed = '"""' + " ".join(text[3:first].split()) + text[first:]
@@ -111,7 +111,7 @@ def test_the_closure_holds_the_tracer_the_data_and_the_zoo():
         "model_props.anatomy.tracer",
         "model_props.anatomy.evidence",
         "model_props.anatomy.mapping",
-        "model_props.measures.cka",
+        "model_props.measurements.functional.cka",
         "model_props.data.deadleaves",
         "model_props.zoo.vit",
         "model_props.measurements.units",

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import MeasurementError
+from ...errors import MeasurementError
 
 __all__ = [
     "HVP",

@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from ..errors import MeasurementError
+from ...errors import MeasurementError
 
 __all__ = ["FREQUENCIES", "HALF_WIDTH", "NOISE_RMS", "band_mask", "band_noise"]
 

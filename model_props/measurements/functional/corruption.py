@@ -25,7 +25,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from ..errors import MeasurementError, choices
+from ...errors import MeasurementError, choices
 
 __all__ = ["CORRUPTIONS", "SEVERITIES", "corrupt"]
 
