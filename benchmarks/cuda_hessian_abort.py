@@ -45,7 +45,7 @@ def _variant(name: str, device: str) -> None:
     """Runs in the child: the variant ``name`` on ``device``; an exception exits 1, an abort kills the child."""
     sys.path.insert(0, str(ROOT / "property_tests" / "cuda"))
     import torch
-    from tiny_models import LIBRARY, on_device, tiny_input
+    from tiny_models import LIBRARY, on_device, tiny_input  # type: ignore[import-not-found]  # property_tests/cuda
 
     from model_props.config.settings import Settings
     from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
