@@ -24,6 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "property_tests" / "cuda"))  # the cuda layer's helpers (tiny_models.py)
+from tiny_models import reason_lines  # type: ignore[import-not-found]  # noqa: E402
+
 TEST = "property_tests/cuda/test_cuda_measurements.py::test_a_kind_measured_on_cuda_agrees_with_the_cpu"
 VARIANTS = {
     "report": "the spectrum report as the registry measures it (the case that aborted)",
@@ -43,9 +46,8 @@ VARIANTS = {
 
 def _variant(name: str, device: str) -> None:
     """Runs in the child: the variant ``name`` on ``device``; an exception exits 1, an abort kills the child."""
-    sys.path.insert(0, str(ROOT / "property_tests" / "cuda"))
     import torch
-    from tiny_models import LIBRARY, on_device, tiny_input  # type: ignore[import-not-found]  # property_tests/cuda
+    from tiny_models import LIBRARY, on_device, tiny_input
 
     from model_props.config.settings import Settings
     from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
@@ -57,13 +59,12 @@ def _variant(name: str, device: str) -> None:
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     tiny = load_profile("tiny", RecipeSource(user_dir=LIBRARY))
     data = ModelStore(Settings()).dataset()  # the dataset the cuda layer's fixture gives (tests/cuda/conftest.py)
-    inp = on_device(tiny_input(tiny, "vit" if name == "vit-report" else "resnet", data), device)
+    on_cpu = tiny_input(tiny, "vit" if name == "vit-report" else "resnet", data)
     settings = tiny.measurement
     if name == "cpu-then-cuda":  # the order of the cuda layer's test: the CPU model measured, then copied to CUDA
-        on_cpu = tiny_input(tiny, "resnet", data)
         cpu = measure("spectrum", on_cpu, settings, seed=0, device="cpu")
         print("on the CPU", cpu.to_arrays()["eigenvalues"].tolist(), flush=True)
-        inp = on_device(on_cpu, device)
+    inp = on_device(on_cpu, device)
     if name in ("report", "report-blocking", "report-no-cudnn", "vit-report", "cpu-then-cuda"):
         with torch.backends.cudnn.flags(enabled=name != "report-no-cudnn"):
             report = measure("spectrum", inp, settings, seed=0, device=device)
@@ -100,8 +101,7 @@ def _child(name: str, device: str) -> dict:
         command = [sys.executable, "-m", "pytest", f"{TEST}[resnet-spectrum]", "-q", "-p", "no:cacheprovider"]
     proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     code = proc.returncode
-    lines = [line for line in (proc.stdout + proc.stderr).strip().splitlines()
-             if not line.startswith(("  File ", "Extension modules:"))]  # fmt: skip
+    lines = reason_lines(proc.stdout + proc.stderr)
     return {"variant": name, "what": VARIANTS[name], "exit": code,
             "signal": signal.Signals(-code).name if code < 0 else None,
             "seconds": round(time.perf_counter() - start, 1), "head": lines[:15], "tail": lines[-40:]}  # fmt: skip

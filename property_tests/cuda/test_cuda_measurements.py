@@ -33,6 +33,7 @@ from tiny_models import (  # this folder is on sys.path (pytest's prepend mode)
     FLIP_FRACTION,
     assert_close,
     on_device,
+    reason_lines,
     tiny_input,
 )
 
@@ -85,10 +86,7 @@ def in_child(request: pytest.FixtureRequest, tmp_path) -> None:
                           text=True)  # fmt: skip
     if proc.returncode != 0:
         how = f"killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0 else f"exit {proc.returncode}"
-        # a native abort prints Python frames and the extension modules after its reason: keep the reason
-        lines = [line for line in (proc.stdout + proc.stderr).strip().splitlines()
-                 if not line.startswith(("  File ", "Extension modules:"))]  # fmt: skip
-        tail = "\n".join(lines[-40:])
+        tail = "\n".join(reason_lines(proc.stdout + proc.stderr)[-40:])
         pytest.fail(f"in a child process: {how}\n{tail}", pytrace=False)
 
 

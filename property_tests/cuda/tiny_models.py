@@ -1,5 +1,5 @@
 """The tiny profile's models as the CUDA layer measures them: seeded and untrained, built on the CPU, and copies of
-them on a device."""
+them on a device; and what a child process that measured one printed before it died (:func:`reason_lines`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, MUTANTS,
 from model_props.training.loop import build_for, training_split
 from model_props.training.profiles import Profile
 
-__all__ = ["LIBRARY", "TEST_FRACTION", "RTOL", "SCALE_ATOL", "FLIP_FRACTION", "EIGEN_RTOL", "tiny_input", "on_device",
+__all__ = ["LIBRARY", "TEST_FRACTION", "RTOL", "SCALE_ATOL", "FLIP_FRACTION", "EIGEN_RTOL", "tiny_input", "on_device", "reason_lines",
            "assert_close", "mutants_of"]  # fmt: skip
 
 LIBRARY = Path(__file__).parents[1] / "library"  # the folder of tiny.toml, the tiny profile
@@ -73,3 +73,9 @@ def mutants_of(inp: MeasureInput) -> dict[str, ModelUnderTest]:
         except (ModelPropsError, AttributeError):  # it does not apply to this architecture (e.g. no patch_embed)
             continue
     return found
+
+
+def reason_lines(output: str) -> list[str]:
+    """A child's output without the Python frames and the extension-module list that a native abort prints after
+    its reason (``Fatal Python error: Aborted``, a C++ ``what()``), so that the reason is what is left to read."""
+    return [line for line in output.strip().splitlines() if not line.startswith(("  File ", "Extension modules:"))]

@@ -22,8 +22,7 @@ from model_props.training.checkpoints import TRAINING_CODE
 REPORT_WRITER = "reporting/summary.py"
 STORAGE = ["cache/__init__.py", "cache/entry.py", "cache/files.py", "errors.py", "provenance.py"]
 # The measurement code list the cache keyed by before (translated to the subpackage layout, the pure measures now
-# inside measurements/): it missed the
-# tracer and the evidence it records, which decide which units a model has.
+# inside measurements/): it missed the tracer and the evidence it records, which decide which units a model has.
 OLD_MEASUREMENT_FILES = (
     "anatomy/capture.py",
     "anatomy/mapping.py",
