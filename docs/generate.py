@@ -759,6 +759,18 @@ def gpu() -> str:
     )
 
 
+def layout_walk() -> str:
+    """The walk of the model store from ``check_claim`` to a verdict (benchmarks/layout_walk.py)."""
+    walk = _result("layout_walk.json")["main"]
+    tree = walk["call_tree"]
+    return (f"One claim test (`{walk['test']}`, the tiny profile) holds the session's model store in "
+            f"**{walk['stays']} calls in {walk['files']} files, with {walk['moves']} moves between packages and "
+            f"{walk['climbs']} back up a layer** (target: under 45 calls and 20 moves); its route: "
+            f"{' > '.join(f'`{p}`' for p in walk['route'])}. Beneath it, the whole call tree of the test makes "
+            f"{tree['calls']:,} calls in {tree['files']} files, with {tree['moves']} moves between packages.\n\n"
+            + stamps.stamp("layout_walk.json", "main", "--entry main"))  # fmt: skip
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "run-times": run_times,
     "cold-phases": cold_phases,
@@ -786,6 +798,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "pretrained-224": pretrained_224,
     "gpu": gpu,
     "evidence": evidence,
+    "layout-walk": layout_walk,
     "claim-index": claim_pages.index,
     "options-pytest": options_pytest,
     "options-cli": options_cli,

@@ -1,7 +1,7 @@
 """Anatomy: every model as an ordered list of units (embed / msa / mlp / conv / subsample / head).
 
 Owns the unit model (:mod:`.model`), the traced forward pass that records what modules do (:mod:`.tracer`,
-:mod:`.evidence`), the rule that maps it to units (:mod:`.mapping`), reading taps and capturing every unit's
+:mod:`.records`), the rule that maps it to units (:mod:`.mapping`), reading taps and capturing every unit's
 tensors in one pass (:mod:`.taps`, :mod:`.attention`, :mod:`.capture`) and the coverage check over timm's
 architectures (:mod:`.coverage`).
 
@@ -12,5 +12,18 @@ from .capture import Capture, capture
 from .mapping import anatomy
 from .model import TRAITS, Anatomy, Tap, Unit, UnitKind
 from .taps import resolve_module, to_map
+from .tracer import device_of
 
-__all__ = ["Anatomy", "Tap", "Unit", "UnitKind", "TRAITS", "anatomy", "Capture", "capture", "to_map", "resolve_module"]
+__all__ = [
+    "Anatomy",
+    "Tap",
+    "Unit",
+    "UnitKind",
+    "TRAITS",
+    "anatomy",
+    "Capture",
+    "capture",
+    "to_map",
+    "resolve_module",
+    "device_of",
+]

@@ -17,8 +17,8 @@ from torch import nn
 from ..errors import AnatomyError
 from ..zoo.registry import check_finite
 from .attention import global_attention_units, unfused_attention
-from .evidence import first_tensor
 from .model import Anatomy, Tap
+from .records import first_tensor
 from .taps import resolve_module, to_map
 
 __all__ = ["Capture", "capture"]

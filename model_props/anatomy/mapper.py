@@ -12,21 +12,21 @@ from ..errors import AnatomyError
 from ..zoo.wrapper import Classifier, unwrap
 from .model import Tap, Unit, UnitKind, Where, unnumbered
 from .taps import layout_of, position_count, to_map
-from .tracer import trace_model
+from .tracer import device_of, trace_model
 
 __all__ = ["Mapper"]
 
 
 class Mapper:
-    """Builds units from a :class:`~model_props.anatomy.evidence.Trace` (see the module docstring for the rule)."""
+    """Builds units from a :class:`~model_props.anatomy.records.Trace` (see the module docstring for the rule)."""
 
     BATCH = 2
 
     def __init__(self, model: nn.Module, img_size: int):
         self.model = model
         self.prefix = "" if isinstance(model, Classifier) else "net."
-        device = next(model.parameters(), torch.empty(0)).device  # seeded on the CPU: one probe on every device
-        probe = torch.rand(self.BATCH, 3, img_size, img_size, generator=torch.Generator().manual_seed(0)).to(device)
+        generator = torch.Generator().manual_seed(0)  # drawn on the CPU: one probe on every device
+        probe = torch.rand(self.BATCH, 3, img_size, img_size, generator=generator).to(device_of(model))
         self.trace = trace_model(model, probe)
 
     def path(self, call: int) -> str:

@@ -28,12 +28,12 @@ from torch.overrides import TorchFunctionMode
 
 from . import operations as ops
 from .attention import unfused_attention
-from .evidence import Attention, Call, Residual, Trace, first_tensor, tensors_in
+from .records import Attention, Call, Residual, Trace, first_tensor, tensors_in
 
 if TYPE_CHECKING:
     from .model import Where
 
-__all__ = ["trace_model"]
+__all__ = ["trace_model", "device_of"]
 
 _first = first_tensor
 
@@ -255,6 +255,14 @@ class _Tracer(TorchFunctionMode):
         self.head[call] = result
         self.stream[call].add(id(result))
         self.segment[call] = {"attention": [], "spatial": False, "children": 0}
+
+
+def device_of(model: nn.Module) -> torch.device:
+    """The device of ``model``'s first parameter (else buffer); the CPU for a model with neither: where a probe
+    batch for it goes."""
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return torch.device("cpu")
 
 
 def trace_model(model: nn.Module, x: torch.Tensor) -> Trace:

@@ -1,8 +1,8 @@
 """Claims: published findings as data (the catalogue).
 
-Owns the :class:`Claim` / :class:`Part` / :class:`Dispute` dataclasses (:mod:`.base`), the catalogue (one module
-per paper; ids are stable) and the statistics its parts read from measurement reports. How a claim is judged
-lives in :mod:`model_props.verdicts`.
+Owns the :class:`Claim` / :class:`Part` / :class:`Dispute` dataclasses (:mod:`.base`), the catalogue (a module
+per paper, and a paper with several topics also a module per topic; ids are stable) and the statistics its parts
+read from measurement reports. How a claim is judged lives in :mod:`model_props.verdicts`.
 
 May import: :mod:`model_props.measurements`, :mod:`model_props.measurements.functional`, :mod:`model_props.anatomy`,
 :mod:`model_props.training` and the layers beneath them.
@@ -17,13 +17,15 @@ from . import (
     bai2021,
     dosovitskiy2021,
     naseer2021,
-    park2022,
+    park2022_fitting,
+    park2022_frequency,
     park2022_landscape,
     park2022_robustness,
-    park2022_variants,
-    raghu2021,
+    park2022_stages,
+    raghu2021_attention,
     raghu2021_location,
     raghu2021_similarity,
+    raghu2021_skip,
 )
 from .base import Claim, Dispute, Paper, Part
 
@@ -40,11 +42,13 @@ __all__ = [
 ]
 
 _MODULES = (
-    park2022,
     park2022_landscape,
+    park2022_fitting,
+    park2022_frequency,
     park2022_robustness,
-    park2022_variants,
-    raghu2021,
+    park2022_stages,
+    raghu2021_skip,
+    raghu2021_attention,
     raghu2021_location,
     raghu2021_similarity,
     dosovitskiy2021,

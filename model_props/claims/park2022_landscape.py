@@ -1,5 +1,5 @@
-"""Loss-landscape claims of Park & Kim, "How Do Vision Transformers Work?" (ICLR 2022), catalogue numbers 1-6,
-15 ("Blurs Behave like Ensembles", ICML 2022), 21 and 22.
+"""Loss-landscape claims of Park & Kim (ICLR 2022, :mod:`.park2022`), catalogue numbers 1-6, 15 ("Blurs Behave
+like Ensembles", ICML 2022), 20 (local MSA, Sec. 3.4 and Fig. 5), 21 and 22.
 
 Every Hessian part reads the top-5 eigenvalues (by magnitude) of the training loss on training mini-batches
 at the end of warm-up, as the paper does (docs/papers.md#hessian-spectra), and bootstraps over mini-batches:
@@ -16,7 +16,7 @@ import numpy as np
 
 from ..measurements.functional.spectrum import ape, negative_magnitude, nep
 from .base import Claim, Part, needs_kinds, needs_traits
-from .park2022 import PAPER
+from .park2022 import PAPER, error_of, final_part, train_nll_of
 
 NEP = "NEP (fraction of negative top Hessian eigenvalues)"
 APE = "APE (mean positive top Hessian eigenvalue)"
@@ -258,6 +258,39 @@ AUGMENTATION_HESSIAN_CALIBRATION = Claim(
     models=("vit",),
 )
 
+DATA_SPECIFICITY_LOCAL_MSA = Claim(
+    id="park2022.data-specificity-local-msa",
+    number=20,
+    paper=PAPER,
+    section="Sec. 3.4, Fig. 5: data specificity, not long-range dependency: local MSA beats global MSA",
+    statement="A ViT whose attention is local to a 5x5 neighbourhood of the token grid has a lower test error and "
+    "a lower training NLL than the global ViT, and at the end of warm-up fewer negative Hessian eigenvalues than "
+    "both the global ViT and the 3x3 local ViT.",
+    units="test error on test images and NLL on a fixed subset of the model's own training images, final "
+    f"checkpoints; NEP from {SPECTRUM_UNITS}; the 5x5 local ViT (vit_local5) against the ViT and the 3x3 local "
+    "ViT (vit_local3), same parameters and recipe",
+    evidence="Park & Kim Fig. 5 (CIFAR-100 ViT-Ti with 3x3, 5x5 and global 8x8 attention): error 27.9 %, 28.05 % and "
+    "28.9 %, training NLL 2.45, 2.41 and 2.47; the 5x5 kernel has the smallest negative eigenvalue mass",
+    measurement="spectrum",
+    parts=(
+        final_part("error-local5", "test error", error_of, "less", "fit", subject="vit_local5", versus="vit"),
+        final_part(
+            "train-nll-local5",
+            "train NLL",
+            train_nll_of,
+            "less",
+            "fit",
+            subject="vit_local5",
+            versus="vit",
+            sampling="train_images",
+        ),
+        spectral_part("nep-local5-vs-global", NEP, pooled_nep, "less", subject="vit_local5", versus="vit"),
+        spectral_part("nep-local5-vs-local3", NEP, pooled_nep, "less", subject="vit_local5", versus="vit_local3"),
+    ),
+    applies=needs_kinds("msa"),
+    models=("vit",),
+)
+
 CLAIMS = (
     MSA_FLATTENS_LOSS,
     VIT_NONCONVEX,
@@ -268,4 +301,5 @@ CLAIMS = (
     SMOOTHING_HELPS,
     PATCH_SIZE_TRADEOFF,
     AUGMENTATION_HESSIAN_CALIBRATION,
+    DATA_SPECIFICITY_LOCAL_MSA,
 )

@@ -6,24 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import torch
 from torch import nn
 
-from ..anatomy import Anatomy, anatomy
+from ..anatomy import Anatomy, anatomy, device_of
 from ..training.recipes import Recipe
 from ..zoo import Classifier
 
 if TYPE_CHECKING:
     from ..training.checkpoints import TrainedModel
 
-__all__ = ["ModelUnderTest", "anatomy_on_cpu", "device_of"]
-
-
-def device_of(model: nn.Module) -> torch.device:
-    """The device of ``model``'s first parameter (else buffer); the CPU for a model with neither."""
-    for tensor in (*model.parameters(), *model.buffers()):
-        return tensor.device
-    return torch.device("cpu")
+__all__ = ["ModelUnderTest", "anatomy_on_cpu"]
 
 
 def anatomy_on_cpu(model: nn.Module) -> Anatomy:

@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from ..anatomy import anatomy
+from ..anatomy import anatomy, device_of
 from ..errors import ModelPropsError, choices
 from ..measurements.lesion import key_units, removable_units
 from ..measurements.position import embedding_parameter, position_embedding
@@ -274,7 +274,7 @@ def make_mutant(base: ModelUnderTest, mutation: str) -> ModelUnderTest:
     valid = [*MUTANTS, *ANATOMY_MUTANTS, *LOSS_MUTANTS, *INPUT_MUTANTS]
     if mutation not in valid:
         raise ModelPropsError(f"unknown mutation {mutation!r}; valid: {choices(valid)}")
-    device = next((t.device for t in (*base.model.parameters(), *base.model.buffers())), torch.device("cpu"))
+    device = device_of(base.model)
     model = copy.deepcopy(base.model).cpu()  # mutated and traced on the CPU (module docstring), then moved back
     if mutation in INPUT_MUTANTS:  # the normalised input of the wrapped network is filtered
         model.net = BandStop(model.net, *INPUT_MUTANTS[mutation])

@@ -22,9 +22,9 @@ from tiny_models import (  # this folder is on sys.path (prepend mode)
     tiny_input,
 )
 
-from model_props.anatomy import anatomy, capture
+from model_props.anatomy import anatomy, capture, device_of
 from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
-from model_props.store.tested import anatomy_on_cpu, device_of
+from model_props.store.tested import anatomy_on_cpu
 from model_props.training.loop import build_for, train
 from model_props.zoo import build_model
 from model_props.zoo.wrapper import Classifier

@@ -17,7 +17,7 @@ import torch
 from tiny_models import mutants_of, tiny_input  # this folder is on sys.path (pytest's prepend mode)
 
 import model_props
-from model_props.anatomy import anatomy
+from model_props.anatomy import anatomy, device_of
 from model_props.anatomy.mapper import Mapper
 from model_props.store import tested
 from model_props.zoo import build_model
@@ -81,7 +81,7 @@ def test_the_helper_leaves_a_cpu_model_where_it_is_with_the_same_parameters():
     before = [(id(p), p.device) for p in model.parameters()]
     assert tested.anatomy_on_cpu(model) == anatomy(model)
     assert [(id(p), p.device) for p in model.parameters()] == before
-    assert tested.device_of(torch.nn.ReLU()) == torch.device("cpu")  # no parameters, no buffers
+    assert device_of(torch.nn.ReLU()) == torch.device("cpu")  # no parameters, no buffers
 
 
 def test_a_mutant_is_on_its_bases_device_and_its_base_is_untouched(tiny, dataset):

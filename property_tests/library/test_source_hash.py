@@ -108,7 +108,7 @@ def test_the_closure_holds_the_tracer_the_data_and_the_zoo():
     closure = import_closure(*code_modules("units"))
     for module in (
         "model_props.anatomy.tracer",
-        "model_props.anatomy.evidence",
+        "model_props.anatomy.records",
         "model_props.anatomy.mapping",
         "model_props.measurements.functional.cka",
         "model_props.data.deadleaves",
@@ -201,23 +201,33 @@ def test_function_level_relative_and_type_checking_imports(tmp_path):
 
 
 # ---------------------------------------------------------------- the seed study's fingerprints
-def test_a_claims_statistics_fingerprint_covers_the_catalogue_modules_it_takes_helpers_from(package):
-    """Claim 20 (park2022_variants) reads NEP through helpers of park2022_landscape and fit statistics of
-    park2022_robustness: editing either changes its statistics fingerprint. The old fingerprint, the claim's own module
-    file and unit_statistics, misses both."""
+@pytest.mark.parametrize(("claim_id", "own", "helper"), [
+    ("park2022.data-specificity-local-msa", "claims/park2022_landscape.py", "claims/park2022.py"),
+    ("raghu2021.skip-dominates", "claims/raghu2021_skip.py", "claims/raghu2021.py"),
+])  # fmt: skip
+def test_a_claims_statistics_fingerprint_covers_the_catalogue_modules_it_takes_helpers_from(
+    package, claim_id, own, helper
+):
+    """Claim 20 (park2022_landscape) reads its fit statistics through the helpers of the paper module park2022, and
+    claim 17 (raghu2021_skip) its scope through raghu2021's: editing the helper's module changes the claim's
+    statistics fingerprint. The old fingerprint, the claim's own module file and unit_statistics, misses it."""
     from model_props.claims import get_claim
     from model_props.verdicts.fingerprint import statistics_hash
 
-    claim = get_claim("park2022.data-specificity-local-msa")
+    claim = get_claim(claim_id)
 
     def old(root: Path) -> str:
         return "".join(hashlib.sha256((root / f).read_bytes()).hexdigest()[:12]
-                       for f in ("claims/park2022_variants.py", "claims/unit_statistics.py"))  # fmt: skip
+                       for f in (own, "claims/unit_statistics.py"))  # fmt: skip
 
-    helpers = ["claims/park2022_landscape.py", "claims/park2022_robustness.py"]
-    assert _not_invalidated(lambda r: statistics_hash(claim, root=r), package, helpers) == []
-    assert _not_invalidated(old, package, helpers) == helpers
-    unrelated = ["claims/raghu2021_similarity.py", "claims/__init__.py", "verdicts/stats.py"]
+    assert _not_invalidated(lambda r: statistics_hash(claim, root=r), package, [helper]) == []
+    assert _not_invalidated(old, package, [helper]) == [helper]
+    unrelated = [
+        "claims/raghu2021_similarity.py",
+        "claims/park2022_stages.py",
+        "claims/__init__.py",
+        "verdicts/stats.py",
+    ]
     assert _not_invalidated(lambda r: statistics_hash(claim, root=r), package, unrelated) == unrelated
 
 

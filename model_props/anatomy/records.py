@@ -1,5 +1,5 @@
-"""What one traced forward pass saw: module calls, residual additions and attention (the evidence the
-anatomy's rule reads; :mod:`.tracer` records it)."""
+"""The records of one traced forward pass: module calls, residual additions and attention (what the anatomy's
+rule reads; :mod:`.tracer` records them)."""
 
 from __future__ import annotations
 
