@@ -11,6 +11,7 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
   a proxy for what another machine's kernels do to the canaries, since both change the order of float sums.
 
     python benchmarks/canaries.py     # writes benchmarks/results/canaries.json; docs/verdicts.md quotes it
+    python benchmarks/canaries.py --coverage-only   # the coverage entry alone, the threads entry kept with its stamp
 """
 
 from __future__ import annotations
@@ -141,10 +142,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--coverage-only", action="store_true", help="keep the threads entry of --out as it is")
     args = parser.parse_args()
-    threads = json.loads(args.out.read_text())["threads"] if args.coverage_only else measure_threads()
-    result = {"threads": threads, "coverage": measure_coverage(), "provenance": record(__file__)}
+    # each entry carries its own stamp: --coverage-only re-measures one and keeps the other's, measured earlier
+    if args.coverage_only:
+        threads = json.loads(args.out.read_text())["threads"]
+    else:
+        threads = measure_threads() | {"provenance": record(__file__, command="python benchmarks/canaries.py")}
+    coverage = measure_coverage() | {
+        "provenance": record(__file__, command="python benchmarks/canaries.py --coverage-only")
+    }
+    result = {"threads": threads, "coverage": coverage}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k != "provenance"}, indent=1))
+    print(json.dumps({k: {n: v for n, v in e.items() if n != "provenance"} for k, e in result.items()}, indent=1))
 
 
 if __name__ == "__main__":

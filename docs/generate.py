@@ -186,7 +186,7 @@ def _canary_benchmark() -> str:
             f"the canaries are meant to run that the first seed executes ({data['coverage']['seconds_traced']:.0f} s "
             f"under the tracer):\n\n| package | lines executed | share |\n|---|---|---|\n" + "\n".join(rows)
             + f"\n| all | {total[0]:,} of {total[1]:,} | {total[0] / total[1]:.0%} |\n" + _study_code(data["coverage"])
-            + "\n\n" + stamps.stamp("canaries.json"))  # fmt: skip
+            + "\n\n" + stamps.entry_stamps("canaries.json", [("threads", ""), ("coverage", "--coverage-only")]))  # fmt: skip
 
 
 def _study_code(coverage: dict) -> str:
