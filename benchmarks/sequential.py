@@ -35,7 +35,7 @@ from scipy import stats as sps
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, judge, looked_until_decided
+from model_props.verdicts import Evidence, Measured, OnLooks, OnReports, judge, look_sizes, next_look
 from model_props.verdicts.sequential import crossing, design
 
 OUT = Path(__file__).resolve().parent / "results" / "sequential.json"
@@ -91,12 +91,14 @@ def judged(kind: Kind, subject: np.ndarray, versus: np.ndarray | None) -> tuple[
                 versus="other" if versus is not None else None)  # fmt: skip
     claim = Claim("sim.sequential", 0, PAPER, "s", "statement", "units", "evidence", "attack", (part,), lambda a: None)
 
-    def looked(name: str, values: np.ndarray) -> Looked:
-        return Looked(name, lambda n: Units(values[:n]), len(values), "the replicate's units")
-
-    evidence = looked_until_decided(
-        claim, part, looked("model", subject), looked("other", versus) if versus is not None else None
-    )
+    sizes, k = look_sizes(claim, len(subject)), 0
+    while True:  # the gatherer's loop: read on while the judge's rule asks for the next look
+        reports = [Measured(n, Units(v[: sizes[k]]), "the replicate's units") for n, v in (("model", subject),
+                   ("other", versus)) if v is not None]  # fmt: skip
+        evidence = OnLooks(OnReports(*reports), k, sizes[-1])
+        if next_look(claim, part, evidence) is None:
+            break
+        k += 1
     outcome = judge(Evidence(claim, "model", "checkpoint", {"p": evidence})).parts[0]
     return outcome.verdict, outcome.estimate.n if outcome.estimate is not None else kind.n_max
 

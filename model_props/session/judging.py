@@ -36,8 +36,8 @@ from ..store.pairs import pair_reports, sample_size
 from ..store.pretrained import folder_skip
 from ..store.tested import ModelUnderTest
 from ..study.canaries import judged_study
-from ..verdicts import Evidence, Looked, Measured, OnReports, PerSeed, Skipped, judge, looked_until_decided, point_value
-from ..verdicts.evidence import AgainstSeeds, PartEvidence
+from ..verdicts import Evidence, judge, look_sizes, next_look, point_value
+from ..verdicts.evidence import AgainstSeeds, Measured, OnLooks, OnReports, PartEvidence, PerSeed, Skipped
 from ..verdicts.outcome import ClaimOutcome, Expected
 from ..verdicts.scope import Route
 from ..verdicts.snapshot import snapshot_name, update_command
@@ -92,29 +92,31 @@ class _Live:
                                     "both")  # fmt: skip
         return self.store.get(name, "warmup" if checkpoint == "warmup" else "final")
 
-    def measured(self, name: str | None, part: Part) -> Measured:
+    def measured(self, name: str | None, part: Part, upto: int | None = None) -> Measured:
+        """The report a part reads of model ``name`` (a chunked kind's on its first ``upto`` sampling units)."""
         name = name or self.tested.name
         model = self.model(name, part.checkpoint)
         base, _, partner = part.reads.partition("@")
         if partner in self.substitutes:  # a stand-in for the pair's other model: apart from the store's pair reports
             report = pair_reports(self.store, model, base, partner, stand_in=self.substitutes[partner])
         else:
-            report = self.store.report_for(model, part.reads)
+            report = self.store.report_for(model, part.reads, upto=upto)
         self.used[(name, part.reads, part.checkpoint)] = report
         return Measured(name, report, self.store.samples(model, part.reads, part.sampling))
 
-    def looked(self, name: str | None, part: Part) -> Looked:
-        """A chunked report of a model a part reads, measured look by look (the last look's report is the one used)."""
-        name = name or self.tested.name
-        model = self.model(name, part.checkpoint)
-        total = sample_size(self.store, part.report, model)
-        assert total is not None  # only a chunked kind is looked at
-
-        def at(n: int) -> Any:
-            report = self.used[(name, part.reads, part.checkpoint)] = self.store.report_for(model, part.reads, upto=n)
-            return report
-
-        return Looked(name, at, total, self.store.samples(model, part.reads, part.sampling))
+    def looks(self, claim: Claim, part: Part) -> OnLooks:
+        """A sequential part's reports, measured look by look on the prefixes the judge's rule asks for
+        (:func:`~model_props.verdicts.next_look`): those of the first look that decides it, else of the last."""
+        names = [part.subject or self.tested.name, *([part.versus] if part.versus else [])]
+        total = min(sample_size(self.store, part.report, self.model(n, part.checkpoint)) or 0 for n in names)
+        sizes, seed, n_boot = look_sizes(claim, total), self.store.settings.seed, self.store.profile.measurement.n_boot
+        k = 0
+        while True:
+            first, *other = (self.measured(name, part, upto=sizes[k]) for name in names)
+            looks = OnLooks(OnReports(first, other[0] if other else None), k, sizes[-1])
+            if next_look(claim, part, looks, seed=seed, n_boot=n_boot) is None:
+                return looks
+            k += 1
 
     def study(self) -> SeedStudy:
         """The seed study a part reads a recipe from (:func:`.study_side.study_side` found it)."""
@@ -186,9 +188,7 @@ class _Live:
                 weights_first = (part.subject or self.tested.name) == self.tested.name
                 return AgainstSeeds(self.measured(self.tested.name, part), recipe, tuple(seeds), weights_first)
             if sequential(part):
-                versus = self.looked(part.versus, part) if part.versus else None
-                return looked_until_decided(claim, part, self.looked(part.subject, part), versus,
-                                            seed=self.store.settings.seed, n_boot=self.store.profile.measurement.n_boot)  # fmt: skip
+                return self.looks(claim, part)
             subject = self.measured(part.subject, part)
             return OnReports(subject, self.measured(part.versus, part) if part.versus else None)
         except NotApplicable as exc:

@@ -12,8 +12,8 @@ May import: :mod:`model_props.claims` (the catalogue, as data) and the layers be
 plugin or the reporting, which gather the evidence and show the verdicts.
 """
 
-from .evidence import AgainstSeeds, Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
-from .judge import judge, looked_until_decided
+from .evidence import AgainstSeeds, Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .judge import judge, look_sizes, next_look
 from .outcome import (
     ClaimContradicted,
     ClaimInconclusive,
@@ -24,6 +24,6 @@ from .outcome import (
 )
 
 __all__ = [
-    "Evidence", "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "point_value", "judge", "looked_until_decided", "ClaimContradicted",
+    "Evidence", "Measured", "OnReports", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "point_value", "judge", "look_sizes", "next_look", "ClaimContradicted",
     "ClaimInconclusive", "ClaimOutcome", "ExpectationMismatch", "Expected", "PartOutcome",
 ]  # fmt: skip

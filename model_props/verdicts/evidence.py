@@ -2,9 +2,8 @@
 
 The session gathers it (the models and reports a part reads, the study's per-seed estimates, the skip rules) and
 the judge (:func:`~.judge.judge`) is a function of it: plain data, nothing here calls back into the session. A part
-judged sequentially is measured look by look by the gatherer (:func:`~.judge.looked_until_decided`, on
-:class:`Looked` reports, which measure the prefix it asks for), and its evidence is the reports at the look that
-stopped it.
+judged sequentially is measured look by look by the gatherer, on the prefixes the judge's rule asks for
+(:func:`~.judge.next_look`), and its evidence is the reports at the look that stopped it.
 
 - :class:`OnReports` (checkpoint scope): the report of the model a part reads (and of the model it compares
   with), each with the identity of the samples it was measured on; equal identities pair the comparison.
@@ -20,7 +19,7 @@ stopped it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +30,7 @@ from .outcome import Expected
 from .stats import Scope
 
 __all__ = [
-    "Measured", "OnReports", "Looked", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "PartEvidence", "Evidence",
+    "Measured", "OnReports", "OnLooks", "AgainstSeeds", "PerSeed", "Skipped", "PartEvidence", "Evidence",
     "point_value",
 ]  # fmt: skip
 
@@ -50,18 +49,6 @@ class Measured:
 class OnReports:
     subject: Measured
     versus: Measured | None = None
-
-
-@dataclass(frozen=True)
-class Looked:
-    """A report the gatherer measures look by look (:func:`~.judge.looked_until_decided`; not evidence): ``at(n)`` is
-    the report on the first ``n`` of its ``size`` sampling units in one seeded order (a prefix of the whole report,
-    measured when first asked for); ``samples`` as :class:`Measured`'s."""
-
-    name: str
-    at: Callable[[int], Any]
-    size: int
-    samples: str
 
 
 @dataclass(frozen=True)

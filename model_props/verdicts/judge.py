@@ -5,10 +5,11 @@
   sample identities) is bootstrapped paired, otherwise as two samples. Below 30 units (16 CKA mini-batches) the
   interval is the jackknife t's instead, the percentile bootstrap being too narrow there (:mod:`.small_sample`).
 - **checkpoint, sequential** (:class:`~.evidence.OnLooks`): the same bootstrap on the first n_k sampling units at
-  each look k of a group-sequential design (:mod:`.sequential`), measured look by look by the gatherer
-  (:func:`looked_until_decided`, which judges each look as the judge does); the part stops at the first look whose repeated
+  each look k of a group-sequential design (:mod:`.sequential`); the part stops at the first look whose repeated
   interval, estimate +- c_k standard errors, decides it (an equivalence: inside the margin, or wholly outside it),
-  and carries the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)):
+  and carries the repeated p-value to Holm. The gatherer measures the looks: :func:`look_sizes` gives the design's
+  sample sizes, and :func:`next_look`, by the rule the judge applies, the next look a part needs (none once a look
+  decides it or at the last); the judge refuses a part left undecided before its last look. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)):
   the bootstrap variance of a mean is the plug-in (n - 1) / n of the t variance s^2 / n that c_k is carried to
   (Efron & Tibshirani 1993, Ch. 5), which at 4 Hessian batches a look would leave the rule liberal.
 - **checkpoint, against a recipe's seeds** (:class:`~.evidence.AgainstSeeds`): the weights' own interval (as a
@@ -40,7 +41,7 @@ from ..claims.base import Claim, Part
 from ..errors import ModelPropsError, NotApplicable
 from .against_seeds import against_seeds
 from .disputed import disputed_side
-from .evidence import AgainstSeeds, Evidence, Looked, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .evidence import AgainstSeeds, Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
 from .sequential import Design, critical_t, design, repeated_p
 from .small_sample import one_sample, two_sample
@@ -55,7 +56,7 @@ from .stats import (
     welch_interval,
 )  # fmt: skip
 
-__all__ = ["judge", "looked_until_decided"]
+__all__ = ["judge", "look_sizes", "next_look"]
 
 
 def _undefined(part: Part, model: str, value: float, where: str) -> str:
@@ -139,25 +140,28 @@ def _at_look(part: Part, reports: OnReports, k: int, d: Design, level: float, se
                                sample=d.sizes[-1])  # fmt: skip
 
 
-def looked_until_decided(claim: Claim, part: Part, subject: Looked, versus: Looked | None = None, *, seed: int = 0,
-                         n_boot: int = N_BOOT) -> OnLooks:  # fmt: skip
-    """The gatherer's loop of a sequential part: measure its reports look by look over their shared seeded order and
-    stop at the first look that decides it (or that skips it), else at the last; the evidence is the reports at that
-    look. ``seed`` and ``n_boot`` are the judge's, so that it finds the same look decided."""
-    looked = [m for m in (subject, versus) if m is not None]
-    d = design(min(m.size for m in looked), alpha=1.0 - claim.level)
-    for k, n in enumerate(d.sizes):
-        first, *other = (Measured(m.name, m.at(n), m.samples) for m in looked)
-        reports = OnReports(first, other[0] if other else None)
-        outcome = _at_look(part, reports, k, d, claim.level, seed, n_boot, len(claim.parts))
-        if outcome.estimate is None or outcome.verdict != "inconclusive":
-            break
-    return OnLooks(reports, k, d.sizes[-1])
+def look_sizes(claim: Claim, size: int) -> tuple[int, ...]:
+    """The sample sizes of a sequential part's looks over ``size`` sampling units: its group-sequential design at
+    the claim's level (:func:`~.sequential.design`), the last look on all of them."""
+    return tuple(design(size, alpha=1.0 - claim.level).sizes)
+
+
+def next_look(claim: Claim, part: Part, looks: OnLooks, *, seed: int = 0, n_boot: int = N_BOOT) -> int | None:
+    """The sample size of the look the gatherer measures next for ``part``, given its reports at look
+    ``looks.look``; None where that look decides the part (or skips it) or is its design's last, by the rule
+    :func:`judge` applies. ``seed`` and ``n_boot`` are the judge's, so that both read the same interval. A
+    statistic that finds nothing to read raises :class:`~model_props.errors.NotApplicable`, as in the judge."""
+    d = design(looks.size, alpha=1.0 - claim.level)
+    if looks.look == len(d.sizes) - 1:
+        return None
+    outcome = _at_look(part, looks.reports, looks.look, d, claim.level, seed, n_boot, len(claim.parts))
+    return d.sizes[looks.look + 1] if outcome.estimate is not None and outcome.verdict == "inconclusive" else None
 
 
 def _on_looks(part: Part, evidence: OnLooks, level: float, seed: int, n_boot: int, parts: int) -> PartOutcome:
-    """The part at the look its gatherer stopped at (:func:`looked_until_decided`); an undecided look before the
-    last is an error, as is a report of another size than the look's: the rule reads on to the next look."""
+    """The part at the look its gatherer stopped at (:func:`next_look` asked for no other); an undecided look
+    before the last is an error, as is a report of another size than the look's: the rule reads on to the next
+    look."""
     d = design(evidence.size, alpha=1.0 - level)
     sizes = {m.report.size(part.sampling) for m in (evidence.reports.subject, evidence.reports.versus) if m}
     if sizes != {d.sizes[evidence.look]}:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
+from toy_reports import Looked, Scores, looks  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, Measured, OnLooks, OnReports, judge, looked_until_decided
+from model_props.verdicts import Evidence, Measured, OnLooks, OnReports, judge
 from model_props.verdicts.sequential import boundaries, critical_t, design, repeated_p
 
 N = 512  # the smoke profile's attack images: 8 looks of 64
@@ -26,18 +26,8 @@ def part(name: str = "p", direction: str = "greater", **kw) -> Part:
 
 
 def looked(name: str, values: np.ndarray, asked: list[int]) -> Looked:
-    """A report whose prefixes record how far the judge read."""
-
-    def at(n: int) -> Scores:
-        asked.append(n)
-        return Scores(values[:n])
-
-    return Looked(name, at, len(values), "test")
-
-
-def looks(c: Claim, *reports: Looked, n_boot: int, name: str = "p") -> OnLooks:
-    """The evidence of part ``name`` of ``c``, measured look by look as the session's gatherer measures it."""
-    return looked_until_decided(c, next(p for p in c.parts if p.name == name), *reports, n_boot=n_boot)
+    """A model's values whose prefixes record how far the gatherer read."""
+    return Looked(name, values, asked)
 
 
 def test_a_clear_effect_stops_at_the_first_look_and_reads_no_further():

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats as sps
-from toy_reports import Scores  # this folder is on sys.path (pytest's "prepend" import mode)
+from toy_reports import Looked, looks  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Looked, PerSeed, judge, looked_until_decided
+from model_props.verdicts import Evidence, PerSeed, judge
 from model_props.verdicts.disputed import at_level
 from model_props.verdicts.sequential import critical_t, design
 from model_props.verdicts.stats import bootstrap, t_interval
@@ -30,9 +30,8 @@ def _claim(part: Part) -> Claim:
 
 
 def _judged(values: np.ndarray, n_boot: int = 20_000):
-    looked = Looked("a", lambda n: Scores(values[:n]), len(values), "batches")
     claim = _claim(_part())
-    found = looked_until_decided(claim, claim.parts[0], looked, n_boot=n_boot)
+    found = looks(claim, Looked("a", values), n_boot=n_boot)
     return judge(Evidence(claim, "a", "checkpoint", {"nep": found}), n_boot=n_boot).parts[0]
 
 
