@@ -78,16 +78,16 @@ def check_claim(model_store, request: pytest.FixtureRequest):
             if record:
                 props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
             pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")
-        outcome = judgement.outcome
+        outcome, live = judgement.verdict.outcome, judgement.verdict.live
         png = (  # nothing measured in this run (a part judged from the study alone): the study's per-seed values
             cached_figure_png(model_store.settings.cache_dir, claim, tested.name, judgement.used)
             if judgement.used
             else study_figure_png(outcome)
         )
-        attach(outcome, png, raw_measurements(judgement.used), judgement.live)
+        attach(outcome, png, raw_measurements(judgement.used), live)
         allure_title(claim, tested.name, outcome.verdict, outcome.scope)
         if record:
-            props.append(("claim_record", judgement_record(outcome, judgement.live)))
+            props.append(("claim_record", judgement_record(outcome, live)))
         return outcome
 
     return check

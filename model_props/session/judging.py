@@ -23,7 +23,6 @@ pretrained model on the user's folder), or where it reads a training loss the us
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +35,9 @@ from ..store.pairs import pair_reports, sample_size
 from ..store.pretrained import folder_skip
 from ..store.tested import ModelUnderTest
 from ..study.canaries import judged_study
-from ..verdicts import Evidence, judge, look_sizes, next_look, point_value
+from ..verdicts import Evidence, TestVerdict, judge, look_sizes, next_look, point_value
 from ..verdicts.evidence import AgainstSeeds, Measured, OnLooks, OnReports, PartEvidence, PerSeed, Skipped
-from ..verdicts.outcome import ClaimOutcome, Expected
+from ..verdicts.outcome import Expected
 from ..verdicts.scope import Route
 from ..verdicts.snapshot import snapshot_name, update_command
 from ..verdicts.study import SeedStudy
@@ -53,8 +52,7 @@ __all__ = ["Judgement", "judge_claim", "sequential"]
 
 @dataclass
 class Judgement:
-    outcome: ClaimOutcome  # the verdict at its scope, with the snapshot's expectation for a reference
-    live: ClaimOutcome | None  # this machine's weights at checkpoint scope, when the verdict is about more
+    verdict: TestVerdict  # the judge's whole verdict of the test
     used: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # the live reports read, for the figures
 
 
@@ -276,25 +274,23 @@ def judge_claim(store: ModelStore, claim: Claim, tested: ModelUnderTest, *, subs
         substitutes = {**comparators, **(substitutes or {})}
     how = route_of(store, tested, stand_in=bool(substitutes), scope=scope)
     if how == "replicas":
-        return _judged(Judgement(judge(_replicas(store, claim, tested)), None))
+        return _judged(Judgement(TestVerdict.of(judge(_replicas(store, claim, tested)))))
     live = _Live(store, tested, substitutes or {}, how)
     outcome = judge(live.evidence(claim), seed=s.seed, n_boot=store.profile.measurement.n_boot)
     if how == "checkpoint":
-        return _judged(Judgement(outcome, None, live.used))
+        return _judged(Judgement(TestVerdict.of(outcome), live.used))
     study = judged_study(store)  # its canaries run with this code
     assert study is not None  # the study route is taken only where there is one
     study.check(claim, store.profile)
     architecture = study.evaluate(claim, tested.name, expected=_expected(store, claim, tested.name))
-    unmeasured = all(p.verdict == "skipped" for p in outcome.parts)  # every part reads a run not trained here
-    judged = _judged(Judgement(architecture, None if unmeasured else outcome, live.used))
-    checks = live_checks(store, claim, tested.name)  # would this session's live seed move a committed verdict?
-    judged.outcome = dataclasses.replace(judged.outcome, live_checks=checks)
-    return judged
+    # would this session's live seed move a committed verdict? (asked only of a claim that applies)
+    checks = live_checks(store, claim, tested.name) if architecture.skip_reason is None else ()
+    return _judged(Judgement(TestVerdict.of(architecture, live=outcome, checks=checks), live.used))
 
 
 def _judged(judgement: Judgement) -> Judgement:
     """A judgement whose claim could not be measured at all, or not on a defining part, does not apply."""
-    reason = judgement.outcome.skip_reason
+    reason = judgement.verdict.skip_reason
     if reason is not None:
         raise NotApplicable(reason)
     return judgement

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from ..errors import ModelPropsError, NotApplicable
 from .against_seeds import against_seeds
 from .disputed import disputed_side
 from .evidence import AgainstSeeds, Evidence, Measured, OnLooks, OnReports, PerSeed, Skipped, point_value
+from .live_check import Check
 from .outcome import ClaimOutcome, PartOutcome, combine, measured
 from .sequential import Design, critical_t, design, repeated_p
 from .small_sample import one_sample, two_sample
@@ -56,7 +58,7 @@ from .stats import (
     welch_interval,
 )  # fmt: skip
 
-__all__ = ["judge", "look_sizes", "next_look"]
+__all__ = ["judge", "look_sizes", "next_look", "TestVerdict"]
 
 
 def _undefined(part: Part, model: str, value: float, where: str) -> str:
@@ -265,3 +267,30 @@ def judge(evidence: Evidence, *, seed: int = 0, n_boot: int = N_BOOT) -> ClaimOu
             outcomes.append(PartOutcome(part, "skipped", reason=str(exc)))
     outcomes = [_with_disputed(claim, o) for o in outcomes]
     return combine(claim, evidence.model, evidence.scope, outcomes, evidence.seeds, evidence.expected)
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    """A claim test's whole verdict: ``outcome``, the claim at its scope (a reference's from the seed study, with
+    the snapshot's expectation and the live checks of its parts), and ``live``, this machine's weights judged at
+    checkpoint scope beside a verdict from the study (None for a verdict about these weights or a user's
+    checkpoints, and where every part of it reads a run this session does not train)."""
+
+    __test__ = False  # not a pytest test class
+    outcome: ClaimOutcome
+    live: ClaimOutcome | None = None
+
+    @classmethod
+    def of(
+        cls, outcome: ClaimOutcome, *, live: ClaimOutcome | None = None, checks: Sequence[Check] = ()
+    ) -> TestVerdict:
+        """The verdict of a test whose claim is judged ``outcome``; beside a verdict from the study, ``live`` and the
+        live ``checks`` (would this session's live seed move a committed verdict?)."""
+        if live is not None and all(p.verdict == "skipped" for p in live.parts):
+            live = None
+        return cls(dataclasses.replace(outcome, live_checks=tuple(checks)), live)
+
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the claim does not apply after all (no part measured at its scope, or no defining part)."""
+        return self.outcome.skip_reason

@@ -148,7 +148,7 @@ def test_weights_judged_alone_read_a_variant_they_are_compared_with_from_the_com
     assert study is not None
     assert isinstance(found, AgainstSeeds) and (found.recipe, found.weights_first) == ("vit_local5", False)
     assert found.seeds == tuple(study.values(claim, part, "vit_local5"))
-    outcome = judge_claim(judged.store, claim, vit).outcome
+    outcome = judge_claim(judged.store, claim, vit).verdict.outcome
     error = {o.part.name: o for o in outcome.parts}["error-local5"]
     assert error.estimate is not None and error.estimate.method == "Welch t: these weights against the recipe's seeds"
     assert f"against the mean of vit_local5's {len(study.seeds)} committed seeds" in error.note

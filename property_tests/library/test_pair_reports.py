@@ -200,7 +200,8 @@ def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inpro
     assert (record["claim"], record["scope"]) == (claim.id, "checkpoint")
     against_smooth = {p["part"]: p["value"] for p in record["parts"]}
     against_resnet = {
-        p.part.name: p.estimate.value for p in judge_claim(model_store, claim, model_store.get("vit")).live.parts
+        p.part.name: p.estimate.value
+        for p in judge_claim(model_store, claim, model_store.get("vit")).verdict.live.parts
     }
     assert against_smooth.keys() == against_resnet.keys() and None not in against_smooth.values()
     assert all(abs(against_smooth[k] - against_resnet[k]) > 1e-4 for k in against_smooth), (
