@@ -65,14 +65,14 @@ def main() -> None:
                     evidence.append(_Live(store, tested, {}, route_of(store, tested)).evidence(claim))
                 except NotApplicable:
                     continue
-    judge_module = importlib.import_module("model_props.verdicts.judge")  # the package exports judge(), the function
+    intervals = importlib.import_module("model_props.verdicts.small_sample")  # where the judge's intervals bootstrap
 
     times, values = {}, {}
     for label, patches in (("vectorised", {}), ("per-resample loop", {
         "bootstrap": _looped(stats_module.bootstrap),
         "bootstrap_two_sample": _looped_two(stats_module.bootstrap_two_sample),
     })):  # fmt: skip
-        with mock.patch.multiple(judge_module, **patches) if patches else contextlib.nullcontext():
+        with mock.patch.multiple(intervals, **patches) if patches else contextlib.nullcontext():
             start = time.perf_counter()
             outcomes = [judge(e, seed=seed, n_boot=n_boot) for e in evidence]
             times[label] = time.perf_counter() - start

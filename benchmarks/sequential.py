@@ -35,7 +35,7 @@ from scipy import stats as sps
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
-from model_props.verdicts import Evidence, Measured, OnLooks, OnReports, judge, look_sizes, next_look
+from model_props.verdicts import Evidence, Measured, OnReports, gather_looks, judge
 from model_props.verdicts.sequential import crossing, design
 
 OUT = Path(__file__).resolve().parent / "results" / "sequential.json"
@@ -91,14 +91,11 @@ def judged(kind: Kind, subject: np.ndarray, versus: np.ndarray | None) -> tuple[
                 versus="other" if versus is not None else None)  # fmt: skip
     claim = Claim("sim.sequential", 0, PAPER, "s", "statement", "units", "evidence", "attack", (part,), lambda a: None)
 
-    sizes, k = look_sizes(claim, len(subject)), 0
-    while True:  # the gatherer's loop: read on while the judge's rule asks for the next look
-        reports = [Measured(n, Units(v[: sizes[k]]), "the replicate's units") for n, v in (("model", subject),
-                   ("other", versus)) if v is not None]  # fmt: skip
-        evidence = OnLooks(OnReports(*reports), k, sizes[-1])
-        if next_look(claim, part, evidence) is None:
-            break
-        k += 1
+    def reports_at(n: int) -> OnReports:  # each replicate's first n units
+        return OnReports(*(Measured(name, Units(v[:n]), "the replicate's units") for name, v in (("model", subject),
+                         ("other", versus)) if v is not None))  # fmt: skip
+
+    evidence = gather_looks(claim, part, len(subject), reports_at)  # the session's gatherer's loop
     outcome = judge(Evidence(claim, "model", "checkpoint", {"p": evidence})).parts[0]
     return outcome.verdict, outcome.estimate.n if outcome.estimate is not None else kind.n_max
 

@@ -21,7 +21,10 @@ def _mean_skip_ratio(report: UnitReport, idx: np.ndarray) -> np.ndarray:
     """Mean over residual units and images of ||x|| / ||f(x)|| (spatial tokens): the images' own means over the
     residual units, averaged over the resampled images."""
     if not _residual(report).any():
-        raise NotApplicable("the model has no residual unit with a measured skip and branch")
+        raise NotApplicable(
+            "the model has no residual unit with a measured skip and branch (a branch that outputs zero, e.g. with "
+            "zero-initialised normalisation weights as before training, has no ratio)"
+        )
     return report.skip_ratio[:, _residual(report)].mean(axis=1)[idx].mean(axis=-1)
 
 

@@ -35,7 +35,7 @@ from ..store.pairs import pair_reports, sample_size
 from ..store.pretrained import folder_skip
 from ..store.tested import ModelUnderTest
 from ..study.canaries import judged_study
-from ..verdicts import Evidence, TestVerdict, judge, look_sizes, next_look, point_value
+from ..verdicts import Evidence, TestVerdict, gather_looks, judge, point_value
 from ..verdicts.evidence import AgainstSeeds, Measured, OnLooks, OnReports, PartEvidence, PerSeed, Skipped
 from ..verdicts.outcome import Expected
 from ..verdicts.scope import Route
@@ -104,17 +104,17 @@ class _Live:
 
     def looks(self, claim: Claim, part: Part) -> OnLooks:
         """A sequential part's reports, measured look by look on the prefixes the judge's rule asks for
-        (:func:`~model_props.verdicts.next_look`): those of the first look that decides it, else of the last."""
+        (:func:`~model_props.verdicts.gather_looks`): those of the first look that decides it, else of the last."""
         names = [part.subject or self.tested.name, *([part.versus] if part.versus else [])]
-        total = min(sample_size(self.store, part.report, self.model(n, part.checkpoint)) or 0 for n in names)
-        sizes, seed, n_boot = look_sizes(claim, total), self.store.settings.seed, self.store.profile.measurement.n_boot
-        k = 0
-        while True:
-            first, *other = (self.measured(name, part, upto=sizes[k]) for name in names)
-            looks = OnLooks(OnReports(first, other[0] if other else None), k, sizes[-1])
-            if next_look(claim, part, looks, seed=seed, n_boot=n_boot) is None:
-                return looks
-            k += 1
+        sizes = [sample_size(self.store, part.report, self.model(n, part.checkpoint)) for n in names]
+        assert None not in sizes, f"{part.report} is sequential, so chunked: its sample size is known before measuring"
+
+        def reports_at(n: int) -> OnReports:
+            first, *other = (self.measured(name, part, upto=n) for name in names)
+            return OnReports(first, other[0] if other else None)
+
+        return gather_looks(claim, part, min(s for s in sizes if s is not None), reports_at,
+                            seed=self.store.settings.seed, n_boot=self.store.profile.measurement.n_boot)  # fmt: skip
 
     def study(self) -> SeedStudy:
         """The seed study a part reads a recipe from (:func:`.study_side.study_side` found it)."""

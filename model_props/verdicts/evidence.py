@@ -3,7 +3,7 @@
 The session gathers it (the models and reports a part reads, the study's per-seed estimates, the skip rules) and
 the judge (:func:`~.judge.judge`) is a function of it: plain data, nothing here calls back into the session. A part
 judged sequentially is measured look by look by the gatherer, on the prefixes the judge's rule asks for
-(:func:`~.judge.next_look`), and its evidence is the reports at the look that stopped it.
+(:func:`~.checkpoint.gather_looks`), and its evidence is the reports at the look that stopped it.
 
 - :class:`OnReports` (checkpoint scope): the report of the model a part reads (and of the model it compares
   with), each with the identity of the samples it was measured on; equal identities pair the comparison.

@@ -12,7 +12,7 @@ with theta_(i) the statistic without unit i (for a mean, SE_jack = s / sqrt(n) e
 independent samples add the two groups' jackknife variances and take Welch-Satterthwaite's degrees of freedom. The
 p-values that Holm's procedure reads are the same t's (:meth:`~.stats.Estimate.p_value`), so interval and test
 agree. Where a leave-one-out value is undefined (NaN) the jackknife is not, and the percentile bootstrap decides.
-A sequential part's looks keep the bootstrap's scaled standard error (:mod:`.judge`).
+A sequential part's looks keep the bootstrap's scaled standard error (:mod:`.checkpoint`).
 """
 
 from __future__ import annotations

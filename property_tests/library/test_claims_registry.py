@@ -221,3 +221,34 @@ def test_a_part_whose_selection_is_empty_is_skipped_with_the_reason():
     verdicts = {p.part.name: (p.verdict, p.reason) for p in outcome.parts}
     assert verdicts["conv-mlp"] == ("skipped", "the model has no non-subsampling conv or MLP units")
     assert verdicts["msa"][0] == "supported" and outcome.verdict == "supported"
+
+
+def test_a_resnet_whose_branches_output_zero_has_no_skip_ratio_and_claim_17_says_why(dataset):
+    """An untrained ResNet's blocks end in a zeroed BatchNorm (timm's ``zero_init_last``): each residual unit's
+    ratio is undefined, so the vs-resnet part is skipped with that reason, where the clamp of ||f(x)|| used to give
+    ratios of 1e12 and more (a GPU run's verdict read -7.1e13); the same blocks with that BatchNorm set to one have
+    a finite ratio on every image."""
+    import numpy as np
+    import torch
+
+    from model_props.data import class_balanced_subset
+    from model_props.errors import NotApplicable
+    from model_props.measurements.units import measure_units
+
+    torch.manual_seed(0)
+    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+    last = [m.bn2 for m in model.modules() if type(m).__name__ == "BasicBlock"]
+    assert last and all(bn.weight.abs().max() == 0 for bn in last)
+    split = class_balanced_subset(dataset.test, 0.05, seed=0)
+    fresh = measure_units(model.eval(), anatomy(model), split, n_images=16, batch_size=8)
+    assert np.isnan(fresh.skip_ratio).all()
+    statistic = get_claim("raghu2021.skip-dominates").parts[0].statistic
+    with pytest.raises(NotApplicable, match="a branch that outputs zero"):
+        statistic(fresh, np.arange(16)[None])
+    with torch.no_grad():
+        for bn in last:
+            bn.weight.fill_(1.0)
+    moved = measure_units(model.eval(), anatomy(model), split, n_images=16, batch_size=8)
+    residual = ~np.isnan(moved.skip_ratio).all(axis=0)
+    assert residual.sum() == len(last) and np.isfinite(moved.skip_ratio[:, residual]).all()
+    assert np.isfinite(statistic(moved, np.arange(16)[None])).all()

@@ -101,6 +101,16 @@ def test_skip_ratio_scales(x, k):
     np.testing.assert_allclose(skip_norm_ratio(x * k, x).numpy(), k, rtol=1e-4)
 
 
+def test_a_branch_that_outputs_zero_has_no_skip_ratio():
+    """A zero branch (zero-initialised normalisation, as before training) is NaN, not ||x|| over a clamp; the other
+    images of the batch keep numpy's ratio."""
+    skip, branch = torch.randn(3, 4, 2, 2), torch.randn(3, 4, 2, 2)
+    branch[1] = 0
+    ratio = skip_norm_ratio(skip, branch).numpy()
+    naive = np.linalg.norm(skip.numpy().reshape(3, -1), axis=1) / np.linalg.norm(branch.numpy().reshape(3, -1), axis=1)
+    assert np.isnan(ratio[1]) and np.allclose(ratio[[0, 2]], naive[[0, 2]], rtol=1e-5)
+
+
 # ---------------------------------------------------------------- CKA
 def naive_hsic(k: np.ndarray, m: np.ndarray) -> float:
     """Unbiased HSIC of the Gram matrices K and L (Song et al. 2012, Eq. 5; L is ``m`` here), term by term."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from model_props.claims.base import Claim
-from model_props.verdicts import Measured, OnLooks, OnReports, look_sizes, next_look
+from model_props.verdicts import Measured, OnLooks, OnReports, gather_looks
 
 
 @dataclass
@@ -37,13 +37,12 @@ class Looked:
 
 def looks(claim: Claim, *models: Looked, n_boot: int, name: str | None = None) -> OnLooks:
     """The evidence of part ``name`` (the first part by default) of ``claim``, gathered as the session's gatherer
-    gathers it: each model's prefix at each look of the design, read on while the judge's rule
-    (:func:`~model_props.verdicts.next_look`) asks for the next look."""
+    gathers it (:func:`~model_props.verdicts.gather_looks`): each model's prefix at each look of the design, read on
+    while the judge's rule asks for the next look."""
     part = next(p for p in claim.parts if name in (None, p.name))
-    sizes, k = look_sizes(claim, min(len(m.values) for m in models)), 0
-    while True:
-        first, *other = (m.at(sizes[k]) for m in models)
-        found = OnLooks(OnReports(first, other[0] if other else None), k, sizes[-1])
-        if next_look(claim, part, found, n_boot=n_boot) is None:
-            return found
-        k += 1
+
+    def reports_at(n: int) -> OnReports:
+        first, *other = (m.at(n) for m in models)
+        return OnReports(first, other[0] if other else None)
+
+    return gather_looks(claim, part, min(len(m.values) for m in models), reports_at, n_boot=n_boot)
