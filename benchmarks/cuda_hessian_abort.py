@@ -54,6 +54,7 @@ def _variant(name: str, device: str) -> None:
     from model_props.measurements.registry import measure
     from model_props.measurements.spectrum import spectrum_batches
     from model_props.store.model_store import ModelStore
+    from model_props.training.loss import TrainingLoss
     from model_props.training.profiles import RecipeSource, load_profile
 
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
@@ -82,7 +83,7 @@ def _variant(name: str, device: str) -> None:
         model, dtype = model.double(), torch.float64
         x, target = x.double(), (target.double() if target.is_floating_point() else target)
     print(f"batch {tuple(x.shape)}, target {tuple(target.shape)} {target.dtype}, weight decay {decay}", flush=True)
-    with hessian_operator(model, x.to(device), target.to(device), weight_decay=decay) as hvp:
+    with hessian_operator(model, x.to(device), target.to(device), nll=TrainingLoss.nll, weight_decay=decay) as hvp:
         if name == "grad-only":
             print("gradient graph built")
             return

@@ -29,9 +29,10 @@ from model_props.measurements.functional.spectrum import (
     power_iteration_top_k,
     trainable_size,
 )
-from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
+from model_props.measurements.spectrum import spectrum_batches
 from model_props.store.model_store import ModelStore
 from model_props.training.loop import training_split
+from model_props.training.loss import TrainingLoss
 
 OUT = Path(__file__).resolve().parent / "results" / "hessian.json"
 
@@ -67,7 +68,9 @@ def main() -> None:
         )
         dim = trainable_size(tested.model)
         for b, (x, target) in enumerate(batches):
-            with hessian_operator(tested.model, x, target, weight_decay=recipe.weight_decay, name=name) as hvp:
+            with hessian_operator(
+                tested.model, x, target, nll=TrainingLoss.nll, weight_decay=recipe.weight_decay, name=name
+            ) as hvp:
                 timings = {}
                 solvers: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
                     "power": (power_iteration_top_k, {"seed": b}),

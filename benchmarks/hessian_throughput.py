@@ -57,9 +57,10 @@ from model_props.measurements.functional.spectrum import (
     top_k_by_magnitude,
     trainable_size,
 )
-from model_props.measurements.spectrum import TrainingLoss, spectrum_batches
+from model_props.measurements.spectrum import spectrum_batches
 from model_props.store.model_store import ModelStore
 from model_props.training.loop import training_split
+from model_props.training.loss import TrainingLoss
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BlockHVP = Callable[[torch.Tensor], torch.Tensor]  # (B, P) -> (B, P), one product per row
@@ -183,7 +184,7 @@ def solvers(
     """name -> solve(model, x, target, weight_decay) -> EigenResult, each including its operator's set-up."""
 
     def lanczos(model, x, target, wd):
-        with hessian_operator(model, x, target, weight_decay=wd) as hvp:
+        with hessian_operator(model, x, target, nll=TrainingLoss.nll, weight_decay=wd) as hvp:
             return lanczos_top_k(hvp, trainable_size(model), k, tol=tol, max_iter=max_iter, seed=seed)
 
     def blocked(operator, block):
@@ -309,7 +310,7 @@ def main() -> None:
             training_split(recipe, data), loss, 1, m.hessian_batch_size, data.num_classes, seed=0
         )
         model, wd = tested.model, loss.weight_decay
-        with hessian_operator(model, x, target, weight_decay=wd) as hvp:
+        with hessian_operator(model, x, target, nll=TrainingLoss.nll, weight_decay=wd) as hvp:
             reference = lanczos_top_k(hvp, trainable_size(model), k, tol=1e-10, max_iter=400, seed=1)
         runs = solvers(args.blocks, tol, k, 0, with_curvlinops)
         names = list(runs)

@@ -1,5 +1,6 @@
-"""What a measurement reads about one model (:class:`MeasureInput`), and the loss it was trained on, as the Hessian
-reads it (:class:`TrainingLoss`): the inputs every report kind's compute function takes."""
+"""What a measurement reads about one model (:class:`MeasureInput`): the input every report kind's compute function
+takes, the loss it was trained on included (:class:`~model_props.training.loss.TrainingLoss`, which the Hessian
+replays)."""
 
 from __future__ import annotations
 
@@ -8,26 +9,9 @@ from typing import Any
 
 from ..anatomy.model import Anatomy
 from ..data import Split
+from ..training.loss import TrainingLoss
 
-__all__ = ["TrainingLoss", "MeasureInput"]
-
-
-@dataclass(frozen=True)
-class TrainingLoss:
-    """The loss a model was trained on, as the Hessian reads it (from its recipe)."""
-
-    augment: tuple[str, ...] = ("crop", "flip")
-    label_smoothing: float = 0.0
-    weight_decay: float = 0.0
-    mixup_alpha: float = 1.0
-    cutmix_alpha: float = 0.8
-    shift: float = 0.0  # an extra shift/2 ||theta||^2 term: every eigenvalue moves by +shift (mutants only)
-
-    @classmethod
-    def of(cls, recipe: Any) -> TrainingLoss:
-        return cls(
-            tuple(recipe.augment), recipe.label_smoothing, recipe.weight_decay, recipe.mixup_alpha, recipe.cutmix_alpha
-        )
+__all__ = ["MeasureInput"]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The Hessian spectrum protocol (Park & Kim 2022, Sec. 3.3 / Fig. 4; docs/papers.md#hessian-spectra; docs/measurements.md#definitions).
 
 For ``n_batches`` training mini-batches of ``batch_size`` images, drawn without replacement by a seeded
-permutation of the model's own training split and augmented as its recipe trains (crop/flip, mixup/cutmix
-with label smoothing), the top-``k`` Hessian eigenvalues by magnitude of the training loss (NLL + the
+permutation of the model's own training split and made by the builder its training loop uses
+(:meth:`~model_props.training.loss.TrainingLoss.batch`: RandAugment, crop/flip, mixup/cutmix with label
+smoothing), the top-``k`` Hessian eigenvalues by magnitude of the training loss (NLL + the
 recipe's weight-decay term), model in eval mode. The paper pools the eigenvalues of every batch of the
 training set; we pool those of ``n_batches`` batches and bootstrap over batches (the sampling unit):
 
@@ -28,17 +29,17 @@ import numpy as np
 import torch
 
 from ..data import Split
-from ..data.augment import crop_flip
 from ..errors import MeasurementError
+from ..training.loss import TrainingLoss, mixing_seed
 from .chunks import Chunks, computed, in_chunks
 from .functional.spectrum import hessian_operator, lanczos_top_k, power_iteration_top_k, trainable_size
-from .inputs import MeasureInput, TrainingLoss
+from .inputs import MeasureInput
 
 if TYPE_CHECKING:
     from ..training.recipes import MeasurementSettings
 
 __all__ = [
-    "CHUNK", "TrainingLoss", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report",
+    "CHUNK", "SpectrumReport", "hessian_spectrum", "spectrum_batches", "spectrum_report",
 ]  # fmt: skip
 
 CHUNK = 1  # batches a chunk: a Hessian batch is seconds (32 px) to minutes (224 px), so each is kept on its own
@@ -97,40 +98,19 @@ def _check_fills(split: Split, batch_size: int) -> None:
 def spectrum_batches(
     split: Split, loss: TrainingLoss, n_batches: int, batch_size: int, num_classes: int, seed: int
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The ``n_batches`` augmented training batches (images in [0, 1], class or soft targets), seeded."""
+    """The ``n_batches`` training batches, made as the loop trains on them (:meth:`TrainingLoss.batch`: images in
+    [0, 1], class or soft targets), seeded: the order and the crops by ``seed``, batch b's mixing by
+    ``mixing_seed(seed, b)``."""
     _check_fills(split, batch_size)
     gen = torch.Generator().manual_seed(seed)
     order = torch.cat(
         [torch.randperm(len(split), generator=gen) for _ in range(-(-n_batches * batch_size // len(split)))]
     )
     batches = []
-    mixup = None
-    if {"mixup", "cutmix"} & set(loss.augment):
-        from timm.data import Mixup
-
-        mixup = Mixup(
-            mixup_alpha=loss.mixup_alpha if "mixup" in loss.augment else 0.0,
-            cutmix_alpha=loss.cutmix_alpha if "cutmix" in loss.augment else 0.0,
-            label_smoothing=loss.label_smoothing,
-            num_classes=num_classes,
-        )
     for b in range(n_batches):
         idx = order[b * batch_size : (b + 1) * batch_size]
-        x, y = split.batch(idx)
-        x = crop_flip(x, loss.augment, gen)
-        if mixup is not None:
-            state = np.random.get_state()  # timm's Mixup draws from numpy's global generator
-            np.random.seed(seed * 100_003 + b)
-            try:
-                x, target = mixup(x, y)
-            finally:
-                np.random.set_state(state)
-        elif loss.label_smoothing:
-            target = torch.full((len(y), num_classes), loss.label_smoothing / num_classes)
-            target.scatter_(1, y[:, None], 1.0 - loss.label_smoothing + loss.label_smoothing / num_classes)
-        else:
-            target = y
-        batches.append((x, target))
+        batches.append(loss.batch(split.images[idx], split.labels[idx], num_classes=num_classes, gen=gen,
+                                  seed=mixing_seed(seed, b)))  # fmt: skip
     return batches
 
 
@@ -166,7 +146,12 @@ def hessian_spectrum(
             x, target = drawn()[b]
             start = time.perf_counter()
             with hessian_operator(
-                model, x.to(device), target.to(device), weight_decay=loss.weight_decay + loss.shift, name=name
+                model,
+                x.to(device),
+                target.to(device),
+                nll=TrainingLoss.nll,
+                weight_decay=loss.weight_decay + loss.shift,
+                name=name,
             ) as hvp:
                 result = solve(hvp, dim, k, tol=tol, max_iter=max_iter, seed=seed * 1000 + int(b), device=device)
             seconds = time.perf_counter() - start

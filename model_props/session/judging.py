@@ -107,13 +107,14 @@ class _Live:
         (:func:`~model_props.verdicts.gather_looks`): those of the first look that decides it, else of the last."""
         names = [part.subject or self.tested.name, *([part.versus] if part.versus else [])]
         sizes = [sample_size(self.store, part.report, self.model(n, part.checkpoint)) for n in names]
-        assert None not in sizes, f"{part.report} is sequential, so chunked: its sample size is known before measuring"
+        known = [s for s in sizes if s is not None]
+        assert len(known) == len(sizes), f"{part.report} is chunked: its sample size is known before measuring"
 
         def reports_at(n: int) -> OnReports:
             first, *other = (self.measured(name, part, upto=n) for name in names)
             return OnReports(first, other[0] if other else None)
 
-        return gather_looks(claim, part, min(s for s in sizes if s is not None), reports_at,
+        return gather_looks(claim, part, min(known), reports_at,
                             seed=self.store.settings.seed, n_boot=self.store.profile.measurement.n_boot)  # fmt: skip
 
     def study(self) -> SeedStudy:

@@ -16,10 +16,10 @@ from ..cache import sha256_file
 from ..config.settings import Settings
 from ..data import ImageDataset, Split, load_dataset
 from ..data.datasets import DEADLEAVES, split_size
-from ..measurements.inputs import TrainingLoss
 from ..measurements.registry import MeasureInput
 from ..training.checkpoints import get_trained, is_cached
 from ..training.loop import Checkpoint, channel_stats, estimate_training_seconds, training_split
+from ..training.loss import TrainingLoss
 from ..training.profiles import Profile
 from ..training.recipes import MeasurementSettings, Recipe
 from ..verdicts.snapshot import Snapshot, load_snapshot

@@ -21,7 +21,7 @@ from ..config.settings import Settings
 from ..data import Split
 from ..data.folder import class_folders, evaluation_root, read_folder
 from ..errors import ConfigError
-from ..measurements.inputs import TrainingLoss
+from ..training.loss import TrainingLoss
 from ..zoo.pretrained import Pretrained, label_indices, load_pretrained
 from .tested import ModelUnderTest, anatomy_on_cpu
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..measurements.inputs import TrainingLoss
+from ..training.loss import TrainingLoss
 from ..verdicts.scope import route
 from ..verdicts.stats import MIN_SEEDS
 from .tested import ModelUnderTest

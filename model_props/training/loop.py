@@ -19,9 +19,9 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from ..data import ImageDataset, Split, class_balanced_subset
-from ..data.augment import crop_flip, randaugment
 from ..errors import RecipeError
 from ..zoo import Classifier, build_model, check_finite, check_model
+from .loss import TrainingLoss, mixing_seed
 from .recipes import Recipe
 
 __all__ = [
@@ -135,16 +135,7 @@ def train(
         lr_min=0.0,
         t_in_epochs=False,
     )
-    mixup = None
-    if {"mixup", "cutmix"} & set(recipe.augment):
-        from timm.data import Mixup
-
-        mixup = Mixup(
-            mixup_alpha=recipe.mixup_alpha if "mixup" in recipe.augment else 0.0,
-            cutmix_alpha=recipe.cutmix_alpha if "cutmix" in recipe.augment else 0.0,
-            label_smoothing=recipe.label_smoothing,
-            num_classes=data.num_classes,
-        )
+    loss_of = TrainingLoss.of(recipe)
     gen = torch.Generator().manual_seed(recipe.seed)
     states: dict[str, dict[str, torch.Tensor]] = {}
     metrics: dict[str, dict[str, Any]] = {}
@@ -165,15 +156,9 @@ def train(
         if step == warmup and until == "final":
             keep("warmup", step)
         idx = next(batches)
-        images, y = split.images[idx], split.labels[idx].to(device)
-        if "randaugment" in recipe.augment:
-            images = randaugment(images)
-        x = crop_flip(images.to(device).float().div_(255.0), recipe.augment, gen)
-        if mixup is not None and len(idx) % 2 == 0:
-            x, target = mixup(x, y)
-            loss = torch.sum(-target * F.log_softmax(model(x), dim=-1), dim=-1).mean()
-        else:
-            loss = F.cross_entropy(model(x), y, label_smoothing=recipe.label_smoothing)
+        x, target = loss_of.batch(split.images[idx], split.labels[idx], num_classes=data.num_classes, gen=gen,
+                                  seed=mixing_seed(recipe.seed, step), device=device)  # fmt: skip
+        loss = TrainingLoss.nll(model(x), target)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if recipe.grad_clip:

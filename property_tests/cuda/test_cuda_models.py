@@ -26,6 +26,7 @@ from model_props.anatomy import anatomy, capture, device_of
 from model_props.measurements.functional.spectrum import hessian_operator, lanczos_top_k, trainable_size
 from model_props.store.tested import anatomy_on_cpu
 from model_props.training.loop import build_for, train
+from model_props.training.loss import TrainingLoss
 from model_props.zoo import build_model
 from model_props.zoo.wrapper import Classifier
 
@@ -92,7 +93,7 @@ def test_a_lanczos_spectrum_on_cuda_agrees_with_the_cpu(tiny, dataset, name):
     x, y = dataset.train.batch(torch.arange(16))
     top = {}
     for device, net in {"cpu": model, "cuda": copy.deepcopy(model).cuda()}.items():
-        with hessian_operator(net, x.to(device), y.to(device)) as hvp:
+        with hessian_operator(net, x.to(device), y.to(device), nll=TrainingLoss.nll) as hvp:
             top[device] = lanczos_top_k(hvp, trainable_size(net), 5, tol=1e-3, max_iter=100, seed=0, device=device)
     cpu, cuda = top["cpu"].eigenvalues, top["cuda"].eigenvalues
     assert top["cuda"].converged

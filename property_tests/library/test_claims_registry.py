@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tiny_resnet import tiny_resnet  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.anatomy import anatomy
 from model_props.claims import CLAIMS, catalogue_markdown, get_claim, list_claims
@@ -236,7 +237,7 @@ def test_a_resnet_whose_branches_output_zero_has_no_skip_ratio_and_claim_17_says
     from model_props.measurements.units import measure_units
 
     torch.manual_seed(0)
-    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+    model = tiny_resnet()
     last = [m.bn2 for m in model.modules() if type(m).__name__ == "BasicBlock"]
     assert last and all(bn.weight.abs().max() == 0 for bn in last)
     split = class_balanced_subset(dataset.test, 0.05, seed=0)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_resnet import TINY_RESNET_ARCH  # this folder is on sys.path (pytest's "prepend" import mode)
 
 import model_props.execution.backends as backends
 from model_props.config.settings import Settings
@@ -98,8 +99,9 @@ def test_training_and_measuring_on_a_two_worker_cluster_equal_the_in_process_run
             assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k], equal_nan=True), f"{request} {k} differs"
 
 
-SLOW = Recipe(name="slow", profile="test", model="resnet", steps=150, warmup_steps=8, batch_size=16,
-              arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})  # fmt: skip
+SLOW = Recipe(
+    name="slow", profile="test", model="resnet", steps=150, warmup_steps=8, batch_size=16, arch=TINY_RESNET_ARCH
+)
 
 
 def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(fresh_cache, cluster):

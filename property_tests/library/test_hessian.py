@@ -24,8 +24,8 @@ from model_props.measurements.functional.spectrum import (
     top_k_by_magnitude,
     trainable_size,
 )
-from model_props.measurements.inputs import TrainingLoss
 from model_props.measurements.spectrum import hessian_spectrum
+from model_props.training.loss import TrainingLoss
 
 K = 5
 TIGHT = 1e-8  # eigenvalues agree to this, relative to the largest |eigenvalue|
@@ -72,7 +72,7 @@ nets = st.tuples(st.sampled_from(["mlp", "cnn"]), st.integers(3, 12), st.integer
 def test_hvp_builds_the_dense_hessian(net, wd):
     model = tiny_net(*net)
     x, y = batch(net[2])
-    with hessian_operator(model, x, y, weight_decay=wd) as hvp:
+    with hessian_operator(model, x, y, nll=TrainingLoss.nll, weight_decay=wd) as hvp:
         dense = dense_hessian(hvp, trainable_size(model)).numpy()
     assert np.allclose(dense, reference_hessian(model, x, y, wd), atol=1e-10)
 
@@ -83,7 +83,7 @@ def test_lanczos_equals_the_dense_spectrum_including_negative_eigenvalues(net):
     model = tiny_net(*net)
     x, y = batch(net[2])
     expected = top_k_by_magnitude(np.linalg.eigvalsh(reference_hessian(model, x, y, 0.0)), K)
-    with hessian_operator(model, x, y) as hvp:
+    with hessian_operator(model, x, y, nll=TrainingLoss.nll) as hvp:
         result = lanczos_top_k(hvp, trainable_size(model), K, tol=1e-10, max_iter=500, seed=net[2])
     assert result.converged
     scale = np.abs(expected).max()
@@ -129,7 +129,7 @@ def test_hvp_equals_central_finite_differences_of_gradients(net, direction_seed)
     x, y = batch(net[2])
     params = list(model.parameters())
     v = torch.randn(trainable_size(model), generator=torch.Generator().manual_seed(direction_seed), dtype=torch.float64)
-    with hessian_operator(model, x, y) as hvp:
+    with hessian_operator(model, x, y, nll=TrainingLoss.nll) as hvp:
         hv = hvp(v)
 
     def grad_at(shift: torch.Tensor) -> torch.Tensor:
@@ -159,7 +159,7 @@ def test_measuring_leaves_the_model_as_it_was():
     params = list(model.parameters())
     params[0].grad = torch.full_like(params[0], 7.0)
     x, y = torch.rand(4, 3, 32, 32), torch.tensor([0, 1, 2, 3])
-    with hessian_operator(model, x, y, weight_decay=0.05) as hvp:
+    with hessian_operator(model, x, y, nll=TrainingLoss.nll, weight_decay=0.05) as hvp:
         assert not model.training and not any(m.fused_attn for m in fused)
         hvp(torch.randn(trainable_size(model)))
     assert model.training and all(m.training for m in model.modules())
@@ -173,7 +173,7 @@ def test_bad_inputs_are_named():
     frozen.requires_grad_(False)
     with (
         pytest.raises(MeasurementError, match="has no trainable parameters"),
-        hessian_operator(frozen, torch.randn(2, 3), torch.tensor([0, 1])),
+        hessian_operator(frozen, torch.randn(2, 3), torch.tensor([0, 1]), nll=TrainingLoss.nll),
     ):
         pass
 
@@ -187,7 +187,7 @@ def test_bad_inputs_are_named():
 
     with (
         pytest.raises(MeasurementError, match=r"the training loss is nan on this batch"),
-        hessian_operator(NaN(), torch.randn(2, 3), torch.tensor([0, 1])),
+        hessian_operator(NaN(), torch.randn(2, 3), torch.tensor([0, 1]), nll=TrainingLoss.nll),
     ):
         pass
 
@@ -203,7 +203,7 @@ def test_bad_inputs_are_named():
     model = FusedOnly()
     with (
         pytest.raises(MeasurementError, match=r"cannot be differentiated twice .*derivative for"),
-        hessian_operator(model, torch.randn(5, 4, 8), torch.randint(0, 3, (5,))) as hvp,
+        hessian_operator(model, torch.randn(5, 4, 8), torch.randint(0, 3, (5,)), nll=TrainingLoss.nll) as hvp,
     ):
         hvp(torch.randn(trainable_size(model)))
 

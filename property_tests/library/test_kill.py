@@ -12,18 +12,19 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tiny_resnet import TINY_RESNET_ARCH, tiny_resnet  # this folder is on sys.path (pytest's "prepend" import mode)
 
 import model_props.measurements.cache as report_cache
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset, load_dataset
 from model_props.measurements import registry as measurements
-from model_props.measurements.inputs import TrainingLoss
 from model_props.training.checkpoints import get_trained
+from model_props.training.loss import TrainingLoss
 from model_props.training.recipes import MeasurementSettings, Recipe
-from model_props.zoo import build_model
 
-RECIPE = Recipe(name="killed", profile="test", model="resnet", steps=100000, warmup_steps=5, batch_size=16,
-                arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})  # fmt: skip
+RECIPE = Recipe(
+    name="killed", profile="test", model="resnet", steps=100000, warmup_steps=5, batch_size=16, arch=TINY_RESNET_ARCH
+)
 
 
 def _small(data):
@@ -44,7 +45,7 @@ def _train(cache: Path) -> None:
 
 def _tiny_input(cache: Path) -> measurements.MeasureInput:
     data = load_dataset("deadleaves", cache_dir=cache)
-    model = build_model("resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]})
+    model = tiny_resnet()
     model.eval()
     return measurements.MeasureInput("tiny", model, anatomy(model), "ab" * 32, class_balanced_subset(data.test, 0.05, seed=0),
                                      class_balanced_subset(data.train, 0.01, seed=0), TrainingLoss(), data.name)  # fmt: skip

@@ -7,16 +7,16 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from tiny_resnet import tiny_resnet  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.anatomy import anatomy
 from model_props.data import class_balanced_subset
 from model_props.errors import MeasurementError
 from model_props.measurements import registry as measurements
 from model_props.measurements.chunks import chunk_size
-from model_props.measurements.inputs import TrainingLoss
 from model_props.measurements.registry import REPORT_KINDS, MeasureInput, chunk_key, measure, measurement_key
+from model_props.training.loss import TrainingLoss
 from model_props.training.recipes import MeasurementSettings
-from model_props.zoo import build_model
 
 SETTINGS = MeasurementSettings(
     n_images=64, batch_size=32, fit_images=64, hessian_batches=2, hessian_batch_size=8, hessian_top_k=2
@@ -26,9 +26,7 @@ SETTINGS = MeasurementSettings(
 @pytest.fixture(scope="module")
 def inp(dataset) -> MeasureInput:
     torch.manual_seed(0)
-    model = build_model(
-        "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
-    ).eval()
+    model = tiny_resnet().eval()
     return MeasureInput(
         "tiny",
         model,

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiny_resnet import tiny_resnet  # this folder is on sys.path (pytest's "prepend" import mode)
 from torch import nn
 
 from model_props.anatomy import anatomy
@@ -194,9 +195,7 @@ def test_reports_round_trip_and_compute_their_statistics(tiny_split):
     for report, cls in ((noise, NoiseReport), (corruption, CorruptionReport)):
         back = cls.from_arrays(report.to_arrays())
         assert all(np.array_equal(a, b) for a, b in zip(report.to_arrays().values(), back.to_arrays().values()))
-    anat_model = build_model(
-        "resnet", num_classes=10, arch_kwargs={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]}
-    )
+    anat_model = tiny_resnet()
     images = torch.randint(0, 256, (20, 3, 32, 32), dtype=torch.uint8)
     lesion = lesion_report(anat_model.eval(), anatomy(anat_model), Split(images, torch.arange(20) % 10), n_images=20)
     assert lesion.units == ("layer1.0",) and lesion.kinds == ("conv",) and lesion.correct.shape == (20, 2)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny_resnet import TINY_RESNET_ARCH  # this folder is on sys.path (pytest's "prepend" import mode)
 
 from model_props.data import ImageDataset, class_balanced_subset
 from model_props.errors import RecipeError
@@ -38,7 +39,7 @@ TINY = Recipe(
     steps=24,
     warmup_steps=8,
     batch_size=32,
-    arch={"layers": [1, 1, 1, 1], "channels": [8, 16, 32, 64]},
+    arch=TINY_RESNET_ARCH,
 )
 
 

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ...errors import MeasurementError
@@ -84,19 +83,22 @@ def _measurement_state(model: nn.Module) -> Iterator[None]:
 
 @contextmanager
 def hessian_operator(
-    model: nn.Module, x: torch.Tensor, target: torch.Tensor, *, weight_decay: float = 0.0, name: str = "model"
+    model: nn.Module,
+    x: torch.Tensor,
+    target: torch.Tensor,
+    *,
+    nll: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    weight_decay: float = 0.0,
+    name: str = "model",
 ) -> Iterator[HVP]:
-    """Yield ``hvp(v) = H v`` of ``NLL(model(x), target) + weight_decay / 2 * ||theta||^2`` at the model's
-    parameters. ``target`` holds class indices (B,) or soft targets (B, C) (mixup, label smoothing)."""
+    """Yield ``hvp(v) = H v`` of ``nll(model(x), target) + weight_decay / 2 * ||theta||^2`` at the model's
+    parameters: ``nll`` is the training loss's (:meth:`~model_props.training.loss.TrainingLoss.nll`), ``target``
+    class indices (B,) or soft targets (B, C) (mixup, label smoothing)."""
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise MeasurementError(f"{name} has no trainable parameters: its loss has no Hessian")
     with _measurement_state(model):
-        logits = model(x)
-        if target.ndim == 1:
-            loss = F.cross_entropy(logits, target)
-        else:
-            loss = torch.sum(-target * F.log_softmax(logits, dim=-1), dim=-1).mean()
+        loss = nll(model(x), target)
         if weight_decay:
             loss = loss + 0.5 * weight_decay * sum(p.pow(2).sum() for p in params)
         if not torch.isfinite(loss):
