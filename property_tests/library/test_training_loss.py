@@ -50,7 +50,7 @@ def first_trained_batch(recipe: Recipe, data, monkeypatch) -> tuple[torch.Tensor
     return seen[0]
 
 
-@pytest.mark.parametrize("augment", [list(AUGMENTATIONS), ["crop", "flip"], []])
+@pytest.mark.parametrize("augment", [list(AUGMENTATIONS), ["crop", "flip"], []], ids=["every", "crop-flip", "none"])
 def test_the_hessians_first_batch_is_the_loops_first_batch(small, monkeypatch, augment):
     recipe = dataclasses.replace(EVERY, augment=augment)
     x, target = first_trained_batch(recipe, small, monkeypatch)
