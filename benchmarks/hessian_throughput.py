@@ -66,18 +66,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 BlockHVP = Callable[[torch.Tensor], torch.Tensor]  # (B, P) -> (B, P), one product per row
 
 
-def _loss(model: nn.Module, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    if target.ndim == 1:
-        return F.cross_entropy(logits, target)
-    return torch.sum(-target * F.log_softmax(logits, dim=-1), dim=-1).mean()
-
-
 @contextmanager
 def block_vjp_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, weight_decay: float) -> Iterator:
     """``H V`` for a block of row vectors: one backward pass through the retained gradient graph for all rows."""
     params = [p for p in model.parameters() if p.requires_grad]
     with _measurement_state(model):
-        loss = _loss(model, model(x), target) + 0.5 * weight_decay * sum(p.pow(2).sum() for p in params)
+        loss = TrainingLoss.nll(model(x), target) + 0.5 * weight_decay * sum(p.pow(2).sum() for p in params)
         grads = torch.autograd.grad(loss, params, create_graph=True)
         sizes, shapes = [p.numel() for p in params], [p.shape for p in params]
 
@@ -98,7 +92,7 @@ def block_fwd_operator(model: nn.Module, x: torch.Tensor, target: torch.Tensor, 
     dtype = next(iter(named.values())).dtype
 
     def loss(params: dict[str, torch.Tensor]) -> torch.Tensor:
-        nll = _loss(model, functional_call(model, params, (x,)), target)
+        nll = TrainingLoss.nll(functional_call(model, params, (x,)), target)
         return nll + 0.5 * weight_decay * sum(p.pow(2).sum() for p in params.values())
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
