@@ -2,8 +2,9 @@
 
 Owns :class:`~.recipes.Recipe` and :class:`~.recipes.MeasurementSettings` (:mod:`.recipes`), profiles read
 from TOML (:mod:`.profiles`), the training loss, one builder of a recipe's batches and targets that the loop
-trains on and the Hessian replays (:mod:`.loss`), the seeded training loop (:mod:`.loop`), the cache of trained weights keyed by
-the recipe and the training code's source hash (:mod:`.checkpoints`), and parallel runs (:mod:`.parallel`).
+trains on and the Hessian replays (:mod:`.loss`), the seeded training loop (:mod:`.loop`), the cache of trained
+weights keyed by the recipe and the training code's source hash (:mod:`.checkpoints`), and parallel runs
+(:mod:`.parallel`).
 
 May import: :mod:`model_props.zoo`, :mod:`model_props.data`, :mod:`model_props.cache` and the foundation
 (:mod:`model_props.errors`, :mod:`model_props.provenance`). This ``__init__`` imports nothing, so that
