@@ -1,7 +1,7 @@
 """Coverage of the verdict intervals in simulated two-stage seed studies (each seed its own measurement sample,
 two recipes paired by seed index) with known variances; and on a user's seeds as they are now measured (each
 replica its own sample), with non-normal effects resampled from the committed smoke study's residuals
-(``two_stage`` rows: :func:`model_props.testing.coverage.two_stage_coverage`).
+(``two_stage`` rows: :func:`model_props.verdicts.coverage.two_stage_coverage`).
 
 python benchmarks/coverage.py      # writes benchmarks/results/coverage.json (the README quotes it)
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from provenance import record
 
-from model_props.testing.coverage import IMAGE, MODEL, TAU, N, coverage, two_stage_coverage
+from model_props.verdicts.coverage import IMAGE, MODEL, TAU, N, coverage, two_stage_coverage
 
 OUT = Path(__file__).resolve().parent / "results" / "coverage.json"
 

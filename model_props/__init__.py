@@ -4,11 +4,11 @@ The public names below are imported lazily, so that loading the pytest plugin (o
 import torch.
 
 Layers, lowest first (each subpackage's ``__init__`` says what it owns and what it may import; a test checks
-the import graph): the foundation (:mod:`.errors`, :mod:`.provenance`, :mod:`.cache`) < :mod:`.zoo` |
-:mod:`.data` < :mod:`.anatomy` | :mod:`.measurements.functional` | :mod:`.training` < :mod:`.measurements` <
-:mod:`.claims`
-< :mod:`.reporting` | :mod:`.gate` | :mod:`.session` < :mod:`.testing` | :mod:`.plugin` | :mod:`.cli` |
-:mod:`.suite`.
+the import graph): :mod:`.errors` < :mod:`.cache` | :mod:`.provenance` < :mod:`.zoo` | :mod:`.data` |
+:mod:`.execution` < :mod:`.anatomy` | :mod:`.training` < :mod:`.measurements` (its functional core,
+:mod:`.measurements.functional`, beneath the rest) < :mod:`.claims` < :mod:`.verdicts` < :mod:`.config` <
+:mod:`.store` < :mod:`.study` < :mod:`.session` | :mod:`.reporting` | :mod:`.gate` < :mod:`.plugin` | :mod:`.cli` |
+:mod:`.mutation` | :mod:`.suite`.
 """
 
 from __future__ import annotations

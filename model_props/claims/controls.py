@@ -4,7 +4,7 @@ none (an *uncontrolled* part, listed in the reports and the README).
 
 A control names the reference the claim runs on, the model the mutant replaces (the model under test itself, or a
 model the part reads by name: ResNet as ``versus``, a variant as ``subject``), the checkpoint the mutant is made
-from, and the mutation (:mod:`model_props.testing.mutants`). The control counts only where the unmutated model is
+from, and the mutation (:mod:`model_props.mutation.mutants`). The control counts only where the unmutated model is
 not already contradicted at the same scope, seed and sample: checkpoint scope, the live run's own weights (the test
 asserts it). Training gives other weights on another machine, so a control is kept only where its base's estimate
 goes the part's way on every seed of the built-in seed study (:data:`STUDY`, each seed on its own sample): a

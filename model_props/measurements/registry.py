@@ -90,7 +90,7 @@ ReportKind = Literal[
     "probe",
 ]
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
-MUTANT_CODE = "model_props.testing.mutants"  # how a mutant was made (named, not imported: it is a layer above)
+MUTANT_CODE = "model_props.mutation.mutants"  # how a mutant was made (named, not imported: it is a layer above)
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
 
 

@@ -37,7 +37,7 @@ def replica_sample_seed(measurement_seed: int, checkpoint_sha256: str) -> int:
     whatever the order of the files, and when a fourth file joins ``runs/seed*.safetensors`` (an index would move
     every file sorted after the new one onto another sample); two equal files, which are one seed, share theirs. The
     k replicas' samples are then k independent draws, as the t interval over seeds assumes (one sample shared by every
-    replica undercovers: ``model_props.testing.coverage``), and none is a study seed's (keyed by the training seed),
+    replica undercovers: ``model_props.verdicts.coverage``), and none is a study seed's (keyed by the training seed),
     so a user's replicas and a reference's study seeds share nothing (Welch's interval)."""
     return sample_seed(measurement_seed, int(checkpoint_sha256, 16))
 

@@ -48,7 +48,7 @@ class ModelUnderTest:
     provenance: dict[str, Any] = field(default_factory=dict)
     checkpoint_name: str = "final"
     dataset: str | None = None  # the dataset it was trained on and is measured on (None: the profile's)
-    mutation: str | None = None  # set on mutants (model_props.testing.mutants)
+    mutation: str | None = None  # set on mutants (model_props.mutation.mutants)
     loss_shift: float = 0.0  # an extra L2 term in the loss the Hessian reads (a mutation)
 
     @classmethod

@@ -3,7 +3,7 @@ while the unmutated model, measured the same way, is not (positive controls, ``m
 
 A mutant stands in for one model the part reads: the model under test itself, or a model the part names
 (``subject``/``versus``, e.g. the small-data ViT). It is a copy of that model's live weights at the checkpoint the
-part reads, altered so that the finding is reversed (``model_props.testing.mutants``), and it is judged about those
+part reads, altered so that the finding is reversed (``model_props.mutation.mutants``), and it is judged about those
 weights (checkpoint scope). Its base is judged the same way: the unmutated live weights at checkpoint scope, on the
 same measurement sample, so that the control compares like with like. A control whose base is already contradicted
 would prove nothing, and the test says so. A control is kept only where its base's estimate goes the part's way on
@@ -17,9 +17,9 @@ import pytest
 from model_props.claims import get_claim, list_claims
 from model_props.claims.controls import BASE_AGAINST, BELOW_CHANCE, CONTROLS, DESIGNED, STUDY, UNCONTROLLED
 from model_props.config.settings import Settings
+from model_props.mutation.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
 from model_props.plugin import state
 from model_props.session.live import needs_switch, not_live_claim, unmeasured_reports
-from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, LOSS_MUTANTS, MUTANTS, make_mutant
 from model_props.verdicts.stats import Estimate, decide
 from model_props.verdicts.study import load_study
 

@@ -27,7 +27,7 @@ BELOW = ("anatomy", "measurements", "training", "data", "zoo", "claims", "cache"
 # (module, function) that may call the tracer itself: the helper, an untrained build of a recipe (on the CPU) and
 # make_mutant (on a CPU copy of its base)
 TRACERS = {("store/tested.py", "anatomy_on_cpu"), ("store/model_store.py", "architecture"),
-           ("testing/mutants.py", "make_mutant")}  # fmt: skip
+           ("mutation/mutants.py", "make_mutant")}  # fmt: skip
 
 
 def _tracer_calls(path: Path) -> set[tuple[str, str]]:

@@ -13,8 +13,8 @@ from model_props.anatomy import anatomy
 from model_props.data import ImageDataset, class_balanced_subset
 from model_props.errors import ModelPropsError
 from model_props.measurements.registry import MeasureInput
+from model_props.mutation.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, MUTANTS, make_mutant
 from model_props.store.tested import ModelUnderTest
-from model_props.testing.mutants import ANATOMY_MUTANTS, INPUT_MUTANTS, MUTANTS, make_mutant
 from model_props.training.loop import build_for, training_split
 from model_props.training.loss import TrainingLoss
 from model_props.training.profiles import Profile

@@ -20,8 +20,8 @@ import pytest
 from model_props.claims import get_claim
 from model_props.claims.controls import ARCHITECTURE_CONTROLS
 from model_props.config.settings import Settings
+from model_props.mutation.mutants import make_mutant
 from model_props.store.model_store import ModelStore
-from model_props.testing.mutants import make_mutant
 from model_props.training.profiles import RecipeSource
 from model_props.verdicts import Evidence, PerSeed, judge, point_value
 

@@ -15,7 +15,7 @@ from model_props.anatomy import anatomy
 from model_props.data import Split
 from model_props.measurements.functional.probe import RIDGE, ProbeFit, image_accuracy, tokens_and_positions
 from model_props.measurements.probe import ProbeReport, probe_report
-from model_props.testing.mutants import MUTANTS
+from model_props.mutation.mutants import MUTANTS
 from model_props.training.profiles import get_recipe
 from model_props.zoo import build_model
 from model_props.zoo.wrapper import unwrap

@@ -124,7 +124,7 @@ def test_pair_reports_are_cached_under_both_identities_in_order(model_store, tmp
 def test_a_stand_in_replaces_the_other_model_only(model_store):
     """A mutant standing in for the partner is what the model is compared with; the seed control and the null
     stay the partner recipe's (the mutant test of claim 25 reads ViT against a mutated ViT-GAP)."""
-    from model_props.testing.mutants import make_mutant
+    from model_props.mutation.mutants import make_mutant
 
     if missing := not_live_claim(model_store.settings, get_claim("raghu2021.cls-vs-gap-late-layers"), "vit"):
         pytest.skip(needs_switch("the test", missing))

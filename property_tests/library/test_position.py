@@ -13,7 +13,7 @@ from model_props.anatomy import anatomy
 from model_props.errors import NotApplicable
 from model_props.measurements.functional.position import near_far_contrast
 from model_props.measurements.position import PositionReport, position_embedding, position_report
-from model_props.testing.mutants import ANATOMY_MUTANTS
+from model_props.mutation.mutants import ANATOMY_MUTANTS
 from model_props.training.profiles import get_recipe
 from model_props.zoo import build_model
 from model_props.zoo.wrapper import unwrap

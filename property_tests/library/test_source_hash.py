@@ -27,7 +27,7 @@ OLD_MEASUREMENT_FILES = (
     "anatomy/capture.py",
     "anatomy/mapping.py",
     "anatomy/model.py",
-    "testing/mutants.py",
+    "mutation/mutants.py",
     "measurements",
     "data",
     "zoo",

@@ -87,7 +87,7 @@ def test_the_code_hash_moves_with_what_a_module_in_the_closure_runs_and_with_not
     with (package / "gate" / "__init__.py").open("a") as fh:  # outside coverage.py's closure
         fh.write("\nEDITED = 1\n")
     assert PROVENANCE.code_hash(COVERAGE, root=package) == before
-    imported = package / "testing" / "coverage.py"  # what coverage.py imports
+    imported = package / "verdicts" / "coverage.py"  # what coverage.py imports
     as_bytes = PROVENANCE.code_hash(COVERAGE, root=package, form="bytes")
     imported.write_text(imported.read_text().replace('"""', '"""Reworded. ', 1) + "\n# a comment\n")
     assert PROVENANCE.code_hash(COVERAGE, root=package) == before  # a docstring and a comment run nothing

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model_props.testing.coverage import architecture_intervals, coverage, simulate
+from model_props.verdicts.coverage import architecture_intervals, coverage, simulate
 from model_props.verdicts.effects import minimum_detectable_effect, samples_to_settle, standardized_effect
 from model_props.verdicts.prediction import prediction_interval, prediction_p
 from model_props.verdicts.stats import (

@@ -1,7 +1,7 @@
 """A user's seeds in the two-stage design: each of a model's 3 or more --checkpoint files (one training seed each) is
 measured on a sample of its own, keyed by the file's sha256, so its per-seed estimates are independent draws of
 (training seed, sample); the profile's study seeds keep theirs; and the t interval over such seeds covers at its
-nominal level with the study's own non-normal residuals (model_props.testing.coverage)."""
+nominal level with the study's own non-normal residuals (model_props.verdicts.coverage)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from model_props.config.settings import Settings
 from model_props.store.model_store import ModelStore
 from model_props.store.samples import sample_seed_of
 from model_props.store.tasks import seed_store
-from model_props.testing.coverage import two_stage_coverage
+from model_props.verdicts.coverage import two_stage_coverage
 from model_props.zoo import build_model
 
 TINY = (Path(__file__).parent / "tiny.toml").read_text()

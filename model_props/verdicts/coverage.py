@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.stats as sps
 
-from ..verdicts.study import load_study
+from .study import load_study
 
 __all__ = ["Study", "simulate", "architecture_intervals", "coverage", "study_residuals", "two_stage_coverage", "TAU",
            "IMAGE", "MODEL", "N"]  # fmt: skip

@@ -81,7 +81,7 @@ from ..measurements.lesion import key_units, removable_units
 from ..measurements.position import embedding_parameter, position_embedding
 from ..zoo.resnet import SpatialSmoothing
 from ..zoo.wrapper import unwrap
-from .mutant_modules import BandStop, FixedAttention, RandomFeatures, Scale, Sharpen, TokenBlur
+from .modules import BandStop, FixedAttention, RandomFeatures, Scale, Sharpen, TokenBlur
 
 if TYPE_CHECKING:  # annotations only: importing the store would put the session in the hash that keys mutants
     from ..store.model_store import ModelUnderTest

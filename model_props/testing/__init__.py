@@ -1,5 +1,0 @@
-"""Testing aids: mutants, models on which a claim is false by construction (:mod:`.mutants`), so that every
-claim part is shown able to fail.
-
-May import: :mod:`model_props.session` (a mutant is a model under test) and every layer beneath it.
-"""
