@@ -5,13 +5,17 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
 - **coverage**: the lines of the training, data, model (``zoo``), anatomy and measurement packages (``measurements``,
   its functional core included) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra);
   and the same over the modules of the study's code digest alone (the import closures of the training code and of
-  every report kind: what a study's numbers are computed by), with the modules that miss the most lines;
+  every report kind: what a study's numbers are computed by), with the modules that miss the most lines; and, with
+  ``--trace-seed K``, against the lines of that code that building seed K of the planned study generation executes
+  (the shard is built under the tracer, from a fresh cache, and written as ``seed-study --seed K`` writes it): the
+  lines the study runs that no canary runs, by module;
 - **threads**: the canary run on two torch threads against the committed record (canaries run on one), the largest
   move of any statistic in units of its seed-to-seed SD, and the claims it would stale on the record's machine kind:
   a proxy for what another machine's kernels do to the canaries, since both change the order of float sums.
 
     python benchmarks/canaries.py     # writes benchmarks/results/canaries.json; docs/verdicts.md quotes it
     python benchmarks/canaries.py --coverage-only   # the coverage entry alone, the threads entry kept with its stamp
+    python benchmarks/canaries.py --coverage-only --trace-seed 14   # and builds shard 14 under the tracer
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from provenance import record
 
 PACKAGES = ("training", "data", "zoo", "anatomy", "measurements")  # measurements holds its functional core
 OUT = Path(__file__).resolve().parent / "results" / "canaries.json"
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def _run(cache: Path) -> dict[str, Any]:
@@ -55,27 +60,69 @@ sys.path.insert(0, {here!r})
 from canaries import _run
 _run(Path(sys.argv[1]))
 """
+# model-props itself, behind the guard a spawned Dask worker needs: a spawn imports the parent's main module again
+_CLI = """
+import sys
+from model_props.cli import main
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+"""
+# every process of the run traced (the Dask workers are spawned by multiprocessing), each writing its own data file
+_RC = """
+[run]
+parallel = true
+concurrency = multiprocessing, thread
+sigterm = true
+source = {source}
+data_file = {data}
+"""
 
 
-def measure_coverage() -> dict[str, Any]:
-    """Line coverage of the first canary seed, traced from interpreter start in a child process (``coverage run``),
-    so that the lines a module runs when imported count too; on one torch thread, as the session's canaries run."""
+def _executed(script: str, args: list[str], tmp: Path, one_thread: bool = True) -> tuple[dict[str, Any], float]:
+    """Coverage's per-file report (``files`` of ``coverage json``) of ``script`` run with ``args`` under the tracer from
+    interpreter start, so that the lines a module runs when imported count too; on one torch thread (as the session's
+    canaries run) or on the threads the command picks itself; and the seconds it took."""
+    import model_props
+
+    root = Path(model_props.__file__).parent
+    path, data, rc = tmp / "traced.py", tmp / ".coverage", tmp / "coverage.rc"
+    path.write_text(script)
+    rc.write_text(_RC.format(source=",".join(str(root / p) for p in PACKAGES), data=data))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"} if one_thread else None
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", str(path), *args], check=True, env=env,
+                   cwd=REPOSITORY)  # fmt: skip
+    seconds = time.perf_counter() - start
+    report = tmp / "coverage.json"
+    for step in (["combine", "-q"], ["json", "-o", str(report)]):
+        subprocess.run([sys.executable, "-m", "coverage", *step, f"--rcfile={rc}"], check=True, cwd=tmp,
+                       capture_output=True)  # fmt: skip
+    return json.loads(report.read_text())["files"], seconds
+
+
+def trace_seed(seed: int) -> tuple[dict[str, list[int]], float]:
+    """The lines of the study's code (its digest's modules) that building seed ``seed`` of the planned generation
+    executes, per module path relative to the package, and the seconds it took: ``model-props seed-study --seed``
+    with two workers, under the tracer, from a fresh cache; the shard is written where that command writes it."""
     import model_props
 
     root = Path(model_props.__file__).parent
     with tempfile.TemporaryDirectory() as tmp:
-        script, data = Path(tmp) / "traced.py", Path(tmp) / ".coverage"
-        script.write_text(_TRACED.format(here=str(Path(__file__).resolve().parent)))
-        source = ",".join(str(root / p) for p in PACKAGES)
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        start = time.perf_counter()
-        run = [sys.executable, "-m", "coverage", "run", f"--data-file={data}", f"--source={source}", str(script)]
-        subprocess.run([*run, str(Path(tmp) / "cache")], check=True, env=env, cwd=tmp)
-        seconds = time.perf_counter() - start
-        report = Path(tmp) / "coverage.json"
-        subprocess.run([sys.executable, "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
-                       check=True, cwd=tmp, capture_output=True)  # fmt: skip
-        files = json.loads(report.read_text())["files"]
+        files, seconds = _executed(_CLI, ["seed-study", "--seed", str(seed), "--workers", "2", "--cache",
+                                          str(Path(tmp) / "cache")], Path(tmp), one_thread=False)  # fmt: skip
+    digest = {importlib.util.find_spec(m).origin for m in _digest_modules()}  # type: ignore[union-attr]
+    return {str(Path(p).relative_to(root)): files[p]["executed_lines"] for p in files if p in digest}, seconds
+
+
+def measure_coverage(study: tuple[int, dict[str, list[int]], float] | None = None) -> dict[str, Any]:
+    """Line coverage of the first canary seed (:func:`_executed`), and, where ``study`` (the seed, the lines its
+    traced shard build executed, the seconds it took) is given, of the lines of the study's code that build ran."""
+    import model_props
+
+    root = Path(model_props.__file__).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        script = _TRACED.format(here=str(Path(__file__).resolve().parent))
+        files, seconds = _executed(script, [str(Path(tmp) / "cache")], Path(tmp))
     found: dict[str, Any] = {}
     for package in PACKAGES:
         paths = [str(p) for p in sorted((root / package).rglob("*.py"))]
@@ -91,7 +138,17 @@ def measure_coverage() -> dict[str, Any]:
         "executed": sum(s["covered_lines"] for s in within.values()),
         "most_missed": {str(Path(p).relative_to(root)): within[p]["missing_lines"] for p in missed},
     }
-    return {"seconds_traced": round(seconds, 1), "packages": found, "study_code": closure}
+    result = {"seconds_traced": round(seconds, 1), "packages": found, "study_code": closure}
+    if study is not None:
+        seed, ran, study_seconds = study
+        canary = {str(Path(p).relative_to(root)): set(files[p]["executed_lines"]) for p in files if p in digest}
+        unseen = {m: sorted(set(lines) - canary.get(m, set())) for m, lines in ran.items()}
+        result["study_seed"] = {
+            "seed": seed, "seconds_traced": round(study_seconds, 1), "lines": sum(len(v) for v in ran.values()),
+            "executed": sum(len(set(v) & canary.get(m, set())) for m, v in ran.items()),
+            "unseen": {m: lines for m, lines in sorted(unseen.items()) if lines},
+        }  # fmt: skip
+    return result
 
 
 def _digest_modules() -> set[str]:
@@ -141,14 +198,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--coverage-only", action="store_true", help="keep the threads entry of --out as it is")
+    parser.add_argument("--trace-seed", type=int, metavar="K",
+                        help="build seed K of the planned generation under the tracer and compare its lines")  # fmt: skip
     args = parser.parse_args()
     # each entry carries its own stamp: --coverage-only re-measures one and keeps the other's, measured earlier
     if args.coverage_only:
         threads = json.loads(args.out.read_text())["threads"]
     else:
         threads = measure_threads() | {"provenance": record(__file__, command="python benchmarks/canaries.py")}
-    coverage = measure_coverage() | {
-        "provenance": record(__file__, command="python benchmarks/canaries.py --coverage-only")
+    study = None if args.trace_seed is None else (args.trace_seed, *trace_seed(args.trace_seed))
+    command = "python benchmarks/canaries.py --coverage-only" + (" --trace-seed K" if study else "")
+    coverage = measure_coverage(study) | {
+        "provenance": record(__file__, runs=("model_props.cli",) if study else (), command=command)
     }
     result = {"threads": threads, "coverage": coverage}
     args.out.write_text(json.dumps(result, indent=1) + "\n")

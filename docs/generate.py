@@ -197,7 +197,20 @@ def _study_code(coverage: dict) -> str:
     missed = ", ".join(f"`{m}` {n}" for m, n in c["most_missed"].items())
     return (f"| the study's code: the {c['modules']} modules of its code digest | {c['executed']:,} of "
             f"{c['statements']:,} | {c['executed'] / c['statements']:.0%} |\n\nThe modules of the study's code that "
-            f"miss the most lines (lines not executed): {missed}.")  # fmt: skip
+            f"miss the most lines (lines not executed): {missed}." + _study_seed(coverage))  # fmt: skip
+
+
+def _study_seed(coverage: dict) -> str:
+    """The lines of the study's code that a traced shard build executed, and which of them no canary runs."""
+    if "study_seed" not in coverage:
+        return (" Most of these a study never runs either (other datasets and models, errors on bad input); which of "
+                "the lines a study runs the canaries miss is measured by building a shard under the tracer "
+                "(`python benchmarks/canaries.py --coverage-only --trace-seed K`), not yet done.")  # fmt: skip
+    s = coverage["study_seed"]
+    unseen = "; ".join(f"`{m}` lines {', '.join(map(str, lines))}" for m, lines in s["unseen"].items()) or "none"
+    return (f" Building seed {s['seed']} of the study under the tracer ({s['seconds_traced'] / 60:.0f} minutes) "
+            f"executed {s['lines']:,} lines of that code; the canaries execute **{s['executed']:,} of them "
+            f"({s['executed'] / s['lines']:.1%})**. The lines the study ran and no canary runs: {unseen}.")  # fmt: skip
 
 
 def _trials():
