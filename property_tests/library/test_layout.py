@@ -1,5 +1,5 @@
 """The package layout stays readable: layers import only downwards (the import-linter contracts in
-pyproject.toml), no module imports itself through a circle, no module grows past 300 lines (the claim catalogue's
+pyproject.toml, whose layers name every subpackage), no module imports itself through a circle, no module grows past 300 lines (the claim catalogue's
 paper modules, which are data, excepted), every subpackage says what it owns and what it may import, and no module
 imports another's private name."""
 
@@ -32,6 +32,25 @@ def test_import_contracts_are_kept():
     assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0, (
         "an import runs from a lower layer to a higher one: see `lint-imports` and [tool.importlinter] in pyproject.toml"
     )
+
+
+def _unplaced(config: dict) -> set[str]:
+    """The subpackages of model_props that no layer of the ``[tool.importlinter]`` layers contract names."""
+    (layers,) = [
+        c["layers"] for c in config["tool"]["importlinter"]["contracts"] if "layers" in c and "containers" not in c
+    ]
+    placed = {name.strip() for layer in layers for name in layer.split("|")}
+    return {f"model_props.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")} - placed
+
+
+def test_the_layers_contract_places_every_subpackage():
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert _unplaced(config) == set(), "subpackages that no layer names, so that no contract checks their imports"
+    top = config["tool"]["importlinter"]["contracts"][0]["layers"]
+    top[0] = top[0].replace(" | model_props.mutation", "")
+    assert _unplaced(config) == {"model_props.mutation"}  # a room left out of the contract is found
 
 
 def test_there_are_no_import_circles():
