@@ -105,7 +105,12 @@ def trace_seed(seed: int) -> tuple[dict[str, list[int]], float]:
     executes, per module path relative to the package, and the seconds it took: ``model-props seed-study --seed``
     with two workers, under the tracer, from a fresh cache; the shard is written where that command writes it."""
     import model_props
+    from model_props.config.settings import Settings
+    from model_props.study.generation import generations
 
+    # a shard that exists is kept, so that the traced command would run nothing
+    if not any(seed in g.missing for g in generations(Settings(profile="smoke"), REPOSITORY / "fixtures")):
+        sys.exit(f"seed {seed} is no seed still to build of a planned study generation")
     root = Path(model_props.__file__).parent
     with tempfile.TemporaryDirectory() as tmp:
         files, seconds = _executed(_CLI, ["seed-study", "--seed", str(seed), "--workers", "2", "--cache",
