@@ -115,7 +115,7 @@ def trace_seed(seed: int) -> tuple[dict[str, list[int]], float]:
     with tempfile.TemporaryDirectory() as tmp:
         files, seconds = _executed(_CLI, ["seed-study", "--seed", str(seed), "--workers", "2", "--cache",
                                           str(Path(tmp) / "cache")], Path(tmp), one_thread=False)  # fmt: skip
-    digest = {importlib.util.find_spec(m).origin for m in _digest_modules()}  # type: ignore[union-attr]
+    digest = _digest_files()
     return {str(Path(p).relative_to(root)): files[p]["executed_lines"] for p in files if p in digest}, seconds
 
 
@@ -134,7 +134,7 @@ def measure_coverage(study: tuple[int, dict[str, list[int]], float] | None = Non
         summaries = [files[p]["summary"] for p in paths if p in files]
         statements = sum(s["num_statements"] for s in summaries)
         found[package] = {"statements": statements, "executed": sum(s["covered_lines"] for s in summaries)}
-    digest = {importlib.util.find_spec(m).origin for m in _digest_modules()}  # type: ignore[union-attr]
+    digest = _digest_files()
     within = {p: files[p]["summary"] for p in files if p in digest}
     missed = sorted(within, key=lambda p: -within[p]["missing_lines"])[:12]
     closure = {
@@ -154,6 +154,11 @@ def measure_coverage(study: tuple[int, dict[str, list[int]], float] | None = Non
             "unseen": {m: lines for m, lines in sorted(unseen.items()) if lines},
         }  # fmt: skip
     return result
+
+
+def _digest_files() -> set[str]:
+    """The files of :func:`_digest_modules`, as coverage's report names them."""
+    return {importlib.util.find_spec(m).origin for m in _digest_modules()}  # type: ignore[union-attr,misc]
 
 
 def _digest_modules() -> set[str]:

@@ -1,7 +1,7 @@
 """The package layout stays readable: layers import only downwards (the import-linter contracts in
-pyproject.toml, whose layers name every subpackage), no module imports itself through a circle, no module grows past 300 lines (the claim catalogue's
-paper modules, which are data, excepted), every subpackage says what it owns and what it may import, and no module
-imports another's private name."""
+pyproject.toml, whose layers name every subpackage), no module imports itself through a circle, no module grows past
+300 lines (the claim catalogue's paper modules, which are data, excepted), every subpackage says what it owns and what
+it may import, and no module imports another's private name."""
 
 from __future__ import annotations
 
