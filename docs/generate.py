@@ -207,7 +207,8 @@ def _study_seed(coverage: dict) -> str:
                 "the lines a study runs the canaries miss is measured by building a shard under the tracer "
                 "(`python benchmarks/canaries.py --coverage-only --trace-seed K`), not yet done.")  # fmt: skip
     s = coverage["study_seed"]
-    unseen = "; ".join(f"`{m}` lines {', '.join(map(str, lines))}" for m, lines in s["unseen"].items()) or "none"
+    unseen = "; ".join(f"`{m}` line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+                       for m, lines in s["unseen"].items()) or "none"  # fmt: skip
     return (f" Building seed {s['seed']} of the study under the tracer ({s['seconds_traced'] / 60:.0f} minutes) "
             f"executed {s['lines']:,} lines of that code; the canaries execute **{s['executed']:,} of them "
             f"({s['executed'] / s['lines']:.1%})**. The lines the study ran and no canary runs: {unseen}.")  # fmt: skip
