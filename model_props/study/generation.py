@@ -109,13 +109,20 @@ class Generation:
     def missing(self) -> list[int]:
         return [s for s in self.plan["seeds"] if s not in self.base_seeds and s not in self.shards]
 
+    def superseded(self, active: str | None) -> bool:
+        """Whether the committed seed study's generation ``active`` was planned after this one (generations are
+        named by the date they were planned), so that this one is never built on or assembled again."""
+        return active is not None and self.name < active
+
     def status(self, active: str | None = None) -> str:
         """One line: how far the generation is built; ``active``: the generation of the committed seed study (one
-        built and assembled says so)."""
+        built and assembled, or superseded, says so)."""
         built = len(self.base_seeds) + len(self.shards)
         base = f" ({len(self.base_seeds)} from the study of {self.plan['base']['date']})" if self.base_seeds else ""
         done = "; assembled, the committed seed study" if self.name == active else "; ready to assemble"
         todo = f"; to build: seeds {', '.join(map(str, self.missing))}" if self.missing else done
+        if self.superseded(active):
+            todo = f"; superseded by generation {active!r}, the committed seed study's"
         return f"study generation {self.name!r} of {self.plan['profile']}: {built} of {len(self.plan['seeds'])} seeds{base}{todo}"
 
     def problems(self, settings: Settings) -> list[str]:
@@ -142,7 +149,7 @@ def _generation(settings: Settings, name: str | None) -> Generation:
     study = load_study(settings.profile, settings.recipes.user_dir)
     active = study.generation if study is not None else None
     if name is None:
-        found = [g for g in found if g.name != active]
+        found = [g for g in found if g.name != active and not g.superseded(active)]
         if len(found) != 1:
             raise StudyError(f"{len(found)} unassembled study generations in {_folder(settings)}"
                              f"{': ' + ', '.join(g.name for g in found) if found else ''}; name one with --generation, "

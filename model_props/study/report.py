@@ -73,7 +73,7 @@ def study_markdown(study: SeedStudy, profile: Profile) -> str:
         f"shared by every recipe of that seed. Verdicts use every seed, each comparison paired by seed index. Seeds "
         f"{list(study.set_seeds)} predict seeds {list(study.confirm_seeds)}, held out: each held-out estimate should "
         f"fall inside the setting seeds' 95 % prediction interval. {_machines(study)} Regenerate: "
-        f"`{regenerate(study.profile)}`.",
+        f"`{regenerate(study.profile, study.seeds)}`.",
         "",
         f"**Held-out confirmation: {found.inside} of {found.total} held-out estimates ({found.share:.1%}) fall inside "
         f"their prediction interval** (at least {CONFIRMATION_TARGET:.0%} needed to write the study).",

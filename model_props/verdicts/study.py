@@ -60,9 +60,9 @@ CONFIRMATION_TARGET = 0.90  # the least share of held-out estimates inside their
 STUDY_SEEDS = tuple(range(10))  # a study's seeds unless told otherwise: the first three set, the rest confirm
 
 
-def regenerate(profile: str) -> str:
-    """The command that rebuilds a profile's study in one run (:data:`IN_SHARDS`: seed by seed)."""
-    return f"model-props seed-study --profile {profile} --seeds {' '.join(map(str, STUDY_SEEDS))} --workers 2"
+def regenerate(profile: str, seeds: Sequence[int] = STUDY_SEEDS) -> str:
+    """The command that rebuilds a profile's study of ``seeds`` in one run (:data:`IN_SHARDS`: seed by seed)."""
+    return f"model-props seed-study --profile {profile} --seeds {' '.join(map(str, seeds))} --workers 2"
 
 
 IN_SHARDS = ("or in shards that land one seed at a time: model-props seed-study --plan NAME --seeds ..., then --seed K "
@@ -163,7 +163,7 @@ class SeedStudy:
         reasons = self.stale(claim, profile)
         if reasons:
             raise StudyError(f"the seed study's entry for {claim.id} is stale ({'; '.join(reasons)}); regenerate "
-                             f"{self.source or 'it'}: {regenerate(self.profile)} ({IN_SHARDS})")  # fmt: skip
+                             f"{self.source or 'it'}: {regenerate(self.profile, self.seeds)} ({IN_SHARDS})")  # fmt: skip
 
     def judged(self, moved: Mapping[str, Sequence[str]]) -> SeedStudy:
         """This study with its canaries judged (:attr:`moved`)."""

@@ -15,7 +15,7 @@ import pytest
 from model_props.cli import _parser
 from model_props.config.options import OPTIONS
 from model_props.plugin.hooks import MARKERS
-from model_props.verdicts.study import regenerate
+from model_props.verdicts.study import load_study, regenerate
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -89,7 +89,8 @@ def test_every_command_a_page_writes_exists(page):
 
 
 def test_the_faq_gives_the_command_that_regenerates_the_study():
-    assert regenerate("smoke") in (DOCS / "faq.md").read_text()
+    study = load_study("smoke")
+    assert study is not None and regenerate("smoke", study.seeds) in (DOCS / "faq.md").read_text()
 
 
 TERMS = ["msa", "live-seed", "seed-study", "part", "degenerate", "control", "mutant", "expectation-snapshot",

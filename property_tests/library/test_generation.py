@@ -116,16 +116,27 @@ def test_assembling_merges_base_and_shards_and_moves_the_record_and_the_snapshot
 
 
 def test_the_generations_committed_on_main_are_consistent_or_named():
-    """Each generation planned in the repository: its shards are of its seeds and profile; one not yet assembled is
-    named (skipped with its status) without failing the default run."""
+    """Each generation planned in the repository: its shards are of its seeds and profile; one not yet assembled (nor
+    superseded by the committed study's) is named (skipped with its status) without failing the default run."""
     settings = Settings(profile="smoke", progress=False)
     found = shards.generations(settings, REPOSITORY / "fixtures")
     active = load_study("smoke").generation
     for generation in found:
         assert all(s["seed"] == k and s["generation"] == generation.name for k, s in generation.shards.items())
-    pending = [g for g in found if g.name != active]
+    pending = [g for g in found if g.name != active and not g.superseded(active)]
     if pending:
         pytest.skip("; ".join(g.status() + "".join(f"; {p}" for p in g.problems(settings)) for g in pending))
+
+
+def test_a_generation_planned_before_the_committed_studys_is_superseded_not_ready_to_assemble():
+    """A complete generation older than the active study's (generations are named by the date they were planned)
+    says it is superseded; a newer one is still ready to assemble."""
+    plan = {"generation": "2026-11-29", "profile": "smoke", "seeds": [0, 1, 2, 3, 4], "base": None}
+    old, new = (shards.Generation(Path(name), {**plan, "generation": name}, {s: {} for s in plan["seeds"]})
+                for name in ("2026-11-29", "2026-12-07"))  # fmt: skip
+    assert old.superseded("2026-12-05") and "superseded by generation '2026-12-05'" in old.status("2026-12-05")
+    assert not new.superseded("2026-12-05") and new.status("2026-12-05").endswith("ready to assemble")
+    assert not old.superseded(None) and old.status().endswith("ready to assemble")
 
 
 def test_canaries_here_adds_this_machine_kinds_reference_to_the_record(built, tmp_path, monkeypatch):
