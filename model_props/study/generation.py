@@ -114,15 +114,22 @@ class Generation:
         named by the date they were planned), so that this one is never built on or assembled again."""
         return active is not None and self.name < active
 
+    def pending(self, active: str | None) -> bool:
+        """Whether it is still to be built or assembled: neither the committed seed study's generation ``active``
+        nor :meth:`superseded` by it."""
+        return self.name != active and not self.superseded(active)
+
     def status(self, active: str | None = None) -> str:
         """One line: how far the generation is built; ``active``: the generation of the committed seed study (one
         built and assembled, or superseded, says so)."""
         built = len(self.base_seeds) + len(self.shards)
         base = f" ({len(self.base_seeds)} from the study of {self.plan['base']['date']})" if self.base_seeds else ""
-        done = "; assembled, the committed seed study" if self.name == active else "; ready to assemble"
-        todo = f"; to build: seeds {', '.join(map(str, self.missing))}" if self.missing else done
         if self.superseded(active):
             todo = f"; superseded by generation {active!r}, the committed seed study's"
+        elif self.missing:
+            todo = f"; to build: seeds {', '.join(map(str, self.missing))}"
+        else:
+            todo = "; assembled, the committed seed study" if self.name == active else "; ready to assemble"
         return f"study generation {self.name!r} of {self.plan['profile']}: {built} of {len(self.plan['seeds'])} seeds{base}{todo}"
 
     def problems(self, settings: Settings) -> list[str]:
@@ -149,7 +156,7 @@ def _generation(settings: Settings, name: str | None) -> Generation:
     study = load_study(settings.profile, settings.recipes.user_dir)
     active = study.generation if study is not None else None
     if name is None:
-        found = [g for g in found if g.name != active and not g.superseded(active)]
+        found = [g for g in found if g.pending(active)]
         if len(found) != 1:
             raise StudyError(f"{len(found)} unassembled study generations in {_folder(settings)}"
                              f"{': ' + ', '.join(g.name for g in found) if found else ''}; name one with --generation, "
