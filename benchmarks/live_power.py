@@ -3,9 +3,9 @@
 The null simulation's model (``live_null.py``: the study's mean and covariance of each reference's family taken as
 the truth, the whole procedure run on each replicate) with the live seed moved on every statistic, by the same
 number of predictive SDs, towards the side its check tests: the broad shift that no single check sees and the
-omnibus is there for. Power is the share of replicates the procedure fails, at the study's ten seeds and at twice
-as many drawn from the same truth (what more seeds would give if the ten seeds' correlation were the truth; a real
-larger study would also estimate that correlation better, which no simulation from ten seeds can show). The target
+omnibus is there for. Power is the share of replicates the procedure fails, at the study's k seeds and at twice
+as many drawn from the same truth (what more seeds would give if the k seeds' correlation were the truth; a real
+larger study would also estimate that correlation better, which no simulation from k seeds can show). The target
 of the live-check issue: a broad shift of about 1 predictive SD fails.
 
 python benchmarks/live_power.py [--replicates N] [--draws D]   # writes benchmarks/results/live_power.json

@@ -125,9 +125,19 @@ class Check:
         distance = self.scale.to(self.null) - self.predictive.mean if self.scale.inside(self.null) else math.nan
         return distance if self.sides == {"upper" if distance > 0 else "lower"} else math.nan
 
-    def _noncentrality(self) -> float:
-        df, critical = self.predictive.df, float(sps.t.isf(_tail(self.sides, self.level), self.predictive.df))
+    def _noncentrality(self, df: int | None = None) -> float:
+        """The noncentrality of t_df (default: the study's k - 1) that rejects with :data:`POWER` at ``level``."""
+        df = self.predictive.df if df is None else df
+        critical = float(sps.t.isf(_tail(self.sides, self.level), df))
         return float(optimize.brentq(lambda nc: sps.nct.sf(critical, df, nc) - POWER, 0.0, 1e3))
+
+    def seeds_to_detect(self, shift: float) -> int | None:
+        """The fewest study seeds n (the study's spread s held, the level too) at which a shift of ``shift`` on the
+        link scale is rejected with :data:`POWER`: noncentrality(n - 1) s √(1 + 1/n) <= shift; None past 100."""
+        k = self.predictive.df + 1
+        s = self.predictive.spread / math.sqrt(1 + 1 / k)
+        return next((n for n in range(3, 101) if self._noncentrality(n - 1) * s * math.sqrt(1 + 1 / n) <= shift),
+                    None)  # fmt: skip
 
     def detectable(self) -> float:
         """The shift on the link scale rejected with :data:`POWER` at ``level``, toward the side tested (module

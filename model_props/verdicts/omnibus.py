@@ -1,9 +1,11 @@
 """The live checks' omnibus: is the live seed off the study broadly, towards the verdicts, by less than any single
 check sees?
 
-Each statistic's p-value on the sides its check tests (:class:`~.live_check.Check`) becomes a normal score
-y = Φ⁻¹(1 - p), truncated at 0 (a deviation on a verdict's safe side counts nothing), and T = Σ y⁺ (Stouffer's sum,
-one-sided). Statistics whose study values are near duplicates (|r| >= :data:`DUPLICATE_R` over the seeds, on their
+The broad shift it is for moves every statistic towards the side that would move its verdict, so it enters the
+statistics whose check is one-sided (:class:`~.live_check.Check`: a supported or contradicted part's); one a
+two-sided check tests (an inconclusive part's, an equivalence's) has no such side, and its own check alone covers it.
+Each p-value becomes a normal score y = Φ⁻¹(1 - p), truncated at 0 (a deviation on a verdict's safe side counts
+nothing), and T = Σ y⁺ (Stouffer's sum, one-sided). Statistics whose study values are near duplicates (|r| >= :data:`DUPLICATE_R` over the seeds, on their
 scales: an error and an accuracy, one drop at two nearby budgets) enter once. The terms are dependent (statistics
 of one model share its seed), so T's reference distribution is simulated (:func:`simulate_omnibus`): k + 1 seeds
 drawn from a normal distribution with the study's own correlation of standardized residuals, the live procedure
@@ -82,8 +84,11 @@ class Omnibus:
 
 
 def omnibus(what: str, checks: Sequence[Check], study: Sequence[Sequence[float]]) -> Omnibus | None:
-    """The omnibus of ``checks`` (each with a defined, possible live value and complete study values ``study``, one
-    row of k values per check, in its units); None where fewer than two enter or k < 3."""
+    """The omnibus of the one-sided ``checks`` among those given (each with a defined, possible live value and
+    complete study values ``study``, one row of k values per check, in its units); None where fewer than two enter or
+    k < 3."""
+    entered = [(c, row) for c, row in zip(checks, study) if len(c.sides) == 1]
+    checks, study = [c for c, _ in entered], [row for _, row in entered]
     if len(checks) < 2 or len(study[0]) < 3:
         return None
     x = np.array([[c.scale.to(v) for v in row] for c, row in zip(checks, study)]).T  # (k, n) on the link scales

@@ -5,8 +5,8 @@ which side) is checked against the study's predictive distribution for a new see
 scale, its k - 1 degrees of freedom), one-sided in the direction that would move the snapshot's verdict.
 
 Each live model's test accuracy is checked on its lower side (the training's health). An **omnibus**
-(:mod:`.omnibus`) over the statistics the verdicts read, one-sided as their checks are, sees broad
-shifts that no single check does. A run checks every reference it trains live, so the 5 % family-wise level is the
+(:mod:`.omnibus`) over the statistics the verdicts read on one side (towards the side that would move them) sees
+broad shifts that no single check does. A run checks every reference it trains live, so the 5 % family-wise level is the
 run's: each of the n references gets 5 % / n (Bonferroni), half of it for Holm's procedure over its single checks,
 half for its omnibus. A live value that is undefined where every study seed's is defined, or that is not a possible
 value of its statistic, fails its check (p = 0). A statistic constant over the study's seeds has no spread to
