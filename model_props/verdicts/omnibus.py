@@ -5,8 +5,9 @@ The broad shift it is for moves every statistic towards the side that would move
 statistics whose check is one-sided (:class:`~.live_check.Check`: a supported or contradicted part's); one a
 two-sided check tests (an inconclusive part's, an equivalence's) has no such side, and its own check alone covers it.
 Each p-value becomes a normal score y = Φ⁻¹(1 - p), truncated at 0 (a deviation on a verdict's safe side counts
-nothing), and T = Σ y⁺ (Stouffer's sum, one-sided). Statistics whose study values are near duplicates (|r| >= :data:`DUPLICATE_R` over the seeds, on their
-scales: an error and an accuracy, one drop at two nearby budgets) enter once. The terms are dependent (statistics
+nothing), and T = Σ y⁺ (Stouffer's sum, one-sided). Statistics whose study values are near duplicates
+(|r| >= :data:`DUPLICATE_R` over the seeds, on their scales: an error and an accuracy, one drop at two nearby
+budgets) enter once. The terms are dependent (statistics
 of one model share its seed), so T's reference distribution is simulated (:func:`simulate_omnibus`): k + 1 seeds
 drawn from a normal distribution with the study's own correlation of standardized residuals, the live procedure
 applied to the last, :data:`SIMULATIONS` times; p = (1 + #{T_sim >= T}) / (1 + :data:`SIMULATIONS`). Written here
