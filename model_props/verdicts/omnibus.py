@@ -7,12 +7,11 @@ two-sided check tests (an inconclusive part's, an equivalence's) has no such sid
 Each p-value becomes a normal score y = Φ⁻¹(1 - p), truncated at 0 (a deviation on a verdict's safe side counts
 nothing), and T = Σ y⁺ (Stouffer's sum, one-sided). Statistics whose study values are near duplicates
 (|r| >= :data:`DUPLICATE_R` over the seeds, on their scales: an error and an accuracy, one drop at two nearby
-budgets) enter once. The terms are dependent (statistics
-of one model share its seed), so T's reference distribution is simulated (:func:`simulate_omnibus`): k + 1 seeds
-drawn from a normal distribution with the study's own correlation of standardized residuals, the live procedure
-applied to the last, :data:`SIMULATIONS` times; p = (1 + #{T_sim >= T}) / (1 + :data:`SIMULATIONS`). Written here
-rather than taken from a library: the reference distribution is this procedure's own, one-sided and truncated, and
-no package simulates it.
+budgets) enter once. The terms are dependent (statistics of one model share its seed), so T's reference
+distribution is simulated (:func:`simulate_omnibus`): k + 1 seeds drawn from a normal distribution with the study's
+own correlation of standardized residuals, the live procedure applied to the last, :data:`SIMULATIONS` times;
+p = (1 + #{T_sim >= T}) / (1 + :data:`SIMULATIONS`). Written here rather than taken from a library: the reference
+distribution is this procedure's own, one-sided and truncated, and no package simulates it.
 """
 
 from __future__ import annotations
