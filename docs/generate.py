@@ -65,6 +65,21 @@ def _study():
     return study
 
 
+def readme_scope() -> str:
+    """What the references' verdicts are about: the committed study's seeds."""
+    return (f"Each reference's verdict is about its architecture, over the {len(_study().seeds)} training seeds of the "
+            f"committed seed study (`fixtures/smoke-seeds.json`, each seed on a measurement sample of its own, "
+            f"comparisons paired by seed).")  # fmt: skip
+
+
+def scope_legend() -> str:
+    """The scopes the verdict table prints after a value (``reporting.summary.verdict_table``): ``a`` and the seeds
+    of the study a verdict is about, ``c`` for one checkpoint."""
+    k = len(_study().seeds)
+    return (f"`a{k}` about the architecture, over the committed study's {k} training seeds; `c` about one "
+            f"checkpoint.")  # fmt: skip
+
+
 def accuracy() -> str:
     study = _study()
     lines = ["| recipe | checkpoint (step) | test accuracy, mean ± sd over seeds | per seed |", "|---|---|---|---|"]
@@ -864,6 +879,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "accuracy": accuracy,
     "verdicts": verdicts,
     "readme-verdicts": readme_verdicts,
+    "readme-scope": readme_scope,
+    "scope-legend": scope_legend,
     "disagreements": disagreements,
     "confirmation": confirmation,
     "canaries": canaries,
