@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from model_props.claims import get_claim
+from model_props.config.options import DEFAULTS
 from model_props.session.judging import _Live, judge_claim
 from model_props.session.routes import route_of
 from model_props.store.model_store import ModelStore, ModelUnderTest
@@ -84,9 +85,14 @@ def test_a_default_run_trains_ahead_the_references_and_claims_live_all_every_run
     assert independent and {seed for _, seed in independent} == {live_seed + 1000}, every  # the pair parts' runs
 
 
+# What a plain ``pytest`` session judges by, whatever options this session was given (``--claims-live=all`` too)
+DEFAULT_RUN = {"live": DEFAULTS["live"], "scope": DEFAULTS["scope"]}
+
+
 def live(model_store: ModelStore, **settings) -> _Live:
-    """The live judgement of the reference ViT in a session with ``settings``; nothing is trained to build it."""
-    store = ModelStore(dataclasses.replace(model_store.settings, **settings))
+    """The live judgement of the reference ViT in a default run's session, but for ``settings``; nothing is trained to
+    build it."""
+    store = ModelStore(dataclasses.replace(model_store.settings, **{**DEFAULT_RUN, **settings}))
     tested = ModelUnderTest("vit", None, model_store.architecture("vit"), {}, None, None)
     return _Live(store, tested, {}, route_of(store, tested))
 
@@ -139,7 +145,7 @@ def test_weights_judged_alone_read_a_variant_they_are_compared_with_from_the_com
         raise AssertionError("a model was trained in the test process")
 
     monkeypatch.setattr(checkpoints, "train", refuse)
-    store = ModelStore(dataclasses.replace(model_store.settings, scope="checkpoint"))
+    store = ModelStore(dataclasses.replace(model_store.settings, **{**DEFAULT_RUN, "scope": "checkpoint"}))
     judged = _Live(store, vit, {}, route_of(store, vit))
     claim = get_claim("park2022.data-specificity-local-msa")
     part = {p.name: p for p in claim.parts}["error-local5"]  # test error, ViT with 5x5 local attention - ViT

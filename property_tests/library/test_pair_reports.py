@@ -194,8 +194,9 @@ def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inpro
     if missing := [*comparator, *not_live_claim(settings, claim, "vit")]:
         pytest.skip(needs_switch("the test", missing))
     inprocess.makepyfile(test_versus_claims="from model_props.suite.test_claims import *\n")
-    inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={model_store.settings.cache_dir}", "--model",
-                        "vit", "--claims-versus=resnet=resnet_smooth", "-k", "vit-lower-like")  # fmt: skip
+    inprocess.runpytest("-p", "no:cacheprovider", f"--claims-cache={settings.cache_dir}", "--model", "vit",
+                        f"--claims-live={settings.live}",  # the live mode this session runs the test in
+                        "--claims-versus=resnet=resnet_smooth", "-k", "vit-lower-like")  # fmt: skip
     (record,) = json.loads((inprocess.path / "reports" / "summary.json").read_text())["results"]
     assert (record["claim"], record["scope"]) == (claim.id, "checkpoint")
     against_smooth = {p["part"]: p["value"] for p in record["parts"]}
