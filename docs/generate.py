@@ -682,7 +682,9 @@ def run_times() -> str:
     if "cold_all" in data:
         every = data["cold_all"]
         text += (f"; the full live run (`--claims-live=all`) took **{every['seconds'] / 60:.1f} minutes cold** "
-                 f"(\"{_outcome(every)}\", {_at(every)})")  # fmt: skip
+                 f"(\"{_outcome(every)}\", {_at(every)}"
+                 + (", red: what failed, and since when it passes, is in `benchmarks/RESULTS.md`)" if every["exit"]
+                    else ")"))  # fmt: skip
     else:
         text += "; the full live run (`--claims-live=all`) is not measured yet (`run_times.py cold-all`)"
     return text + ". " + _run_stamps("cold", "warm", "train", "cold_all")
