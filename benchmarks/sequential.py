@@ -18,12 +18,14 @@ Each row states its replicates and the Monte Carlo error of a 2.5 % rate; the ju
 cost 10 ms (16 batches) to 0.3 s (2,000 images), so the kinds run with different replicate counts (``REPS``).
 
     python benchmarks/sequential.py          # writes benchmarks/results/sequential.json; RESULTS.md quotes it
+                                             # (its rows two at a time on a local Dask cluster: --workers)
     python benchmarks/sequential.py --kinds "Hessian batches" --effects 0 --reps 20000 --out /tmp/sequential.json
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from scipy import stats as sps
 
 from model_props.claims.base import Claim, Part
 from model_props.claims.park2022 import PAPER
+from model_props.execution import executor
 from model_props.verdicts import Evidence, Measured, OnReports, gather_looks, judge
 from model_props.verdicts.sequential import crossing, design
 
@@ -143,24 +146,32 @@ def checks(row: dict) -> dict[str, bool]:
     return {"false_verdicts": bool(false_ok), "power": bool(power_ok), "saving": bool(saving_ok)}
 
 
+def _row(reps: int | None, kind_effect: tuple[str, int]) -> dict:
+    """One row: ``simulate`` of the kind at the effect (its ``REPS`` unless ``reps``), with its checks."""
+    name, effect = kind_effect
+    row = simulate(name, effect, reps or KINDS[name].reps, seed=1000 * list(KINDS).index(name) + effect)
+    return {**row, "checks": checks(row)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
     parser.add_argument("--effects", nargs="+", type=int, default=list(EFFECTS))
     parser.add_argument("--reps", type=int, default=None, help="replicates per row (default: the kind's REPS)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--workers", type=int, default=2, help="rows simulated at a time (a local Dask cluster)")
     args = parser.parse_args()
-    rows = []
-    for name in args.kinds:
-        for effect in args.effects:
-            row = simulate(name, effect, args.reps or KINDS[name].reps, seed=1000 * list(KINDS).index(name) + effect)
-            row["checks"] = checks(row)
-            rows.append(row)
+    todo = [(name, effect) for name in args.kinds for effect in args.effects]
+    done = {}
+    with executor(workers=args.workers, threads=1) as runner:  # each row is seeded by its kind and effect alone
+        for (name, effect), row in runner.map(functools.partial(_row, args.reps), todo):
+            done[name, effect] = row
             s, f = row["sequential"], row["fixed"]
             print(f"{name:16s} {effect:2d} SE, {row['reps']} reps (MC error {row['mc_error']:.2%}): fixed sup "
                   f"{f['supported']:.3f} con {f['contradicted']:.4f} | sequential sup {s['supported']:.4f} con "
                   f"{s['contradicted']:.4f} used {row['used']:.3f} (analytic {row['analytic_used']:.3f}) "
                   f"{row['checks']}", flush=True)  # fmt: skip
+    rows = [done[kind_effect] for kind_effect in todo]
     fewest = min(r["reps"] for r in rows)  # the least precise row: what a single figure can state
     data = {"reps": fewest, "mc_error_at_2.5%": float(np.sqrt(0.025 * 0.975 / fewest)), "rows": rows,
             "provenance": record(__file__)}  # fmt: skip
