@@ -151,7 +151,7 @@ def skip_record(claim: Claim, model: str, reason: str) -> dict[str, Any]:
 
 def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     """Claims x models, each cell the verdict (``differs``: a part differs from the expectation snapshot), the
-    decisive value and the scope (``a15``: architecture over a study of 15 seeds, ``c``: checkpoint), ``-`` where
+    decisive value and the scope (``a<k>``: architecture over a study of k seeds, ``c``: checkpoint), ``-`` where
     the claim does not apply (its test skipped), as aligned text lines."""
     results = list(results)
     models = list(dict.fromkeys(r["model"] for r in results))
