@@ -104,7 +104,8 @@ OPTIONS: tuple[Option, ...] = (
         int,
         "worker processes for training and measuring",
         "train and measure on a local Dask cluster of N worker processes, each with its share of the cores "
-        "(default: one per core when several models must be trained; 1 runs everything in this process)",
+        "(default, when several models must be trained: one per core on the CPU, 4 sharing a CUDA device; 1 runs "
+        "everything in this process)",
         pytest="--claims-workers",
         cli="common",
         metavar="N",

@@ -25,7 +25,20 @@ from ..zoo.pretrained import parse_pretrained
 from .live import measured_live, not_live_report
 from .routes import route_for
 
-__all__ = ["pretrain", "runs_ahead", "compares_with_references", "reproduction_reads"]
+__all__ = [
+    "CUDA_WORKERS",
+    "pretrain",
+    "default_workers",
+    "runs_ahead",
+    "compares_with_references",
+    "reproduction_reads",
+]
+
+# Worker processes that share one CUDA device by default. A smoke reference's training step (a 32-px model, a batch
+# of 64) launches many small kernels and leaves a large GPU mostly idle, so several processes, each queueing its own,
+# keep it busy; each holds its own CUDA context (some hundred MB). The number is a default, not a measurement: the
+# lent GPU's `benchmarks/gpu.py` times the cold run with it, and --claims-workers sets any other.
+CUDA_WORKERS = 4
 
 # The kinds that take longest on a smoke reference (a cold run on 2 cores: Hessian spectra about 60 s, attacks about
 # 50 s, fits and corruptions a few seconds), measured first so that no worker is left with a long one alone at the end.
@@ -112,32 +125,42 @@ def estimated_seconds(store: ModelStore, todo: list[Recipe], until: dict[str, Ch
     return max(free)
 
 
+def default_workers(device: str) -> int:
+    """Local workers that train ahead when ``--claims-workers`` is not given: one per core on the CPU,
+    :data:`CUDA_WORKERS` sharing a CUDA device (at most one per core), and one on another device (e.g. ``mps``,
+    whose worker processes torch does not share), which trains and measures lazily in the session instead."""
+    cores = os.cpu_count() or 1
+    if device == "cpu":
+        return cores
+    return min(CUDA_WORKERS, cores) if device.startswith("cuda") else 1
+
+
 def pretrain(
     store: ModelStore, names: list[str], reproduced: Iterable[str] = (), *, estimate: bool = False
 ) -> list[str]:
     """Train at once, on the session's executor, the runs :func:`runs_ahead` lists for ``names``, and measure what
     the reproduction tests of the references ``reproduced`` read of the models it trains (:func:`reproduction_reads`),
     each model's reports as soon as it is trained (a worker left without a run to train measures); the names
-    trained. Locally this needs two or more models to train on the CPU (a GPU
-    trains one at a time best); the session then trains and measures lazily, one model at a time. A ``scheduler``
-    always sends them to its cluster. A report of a model that was cached already is measured by the test that reads
-    it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first about how long the training
-    takes on this machine (:func:`estimated_seconds`; a local executor only)."""
+    trained. Locally this needs two or more models to train and two or more workers (:func:`default_workers`: one per
+    core, or :data:`CUDA_WORKERS` sharing one CUDA device); otherwise the session trains and measures lazily, one
+    model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is
+    measured by the test that reads it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first
+    about how long the training takes on this machine (:func:`estimated_seconds`; a local executor on the CPU only)."""
     from ..execution import executor  # Dask: imported only when a session trains ahead
     from ..training.parallel import train_until
     from ..training.schedule import longest_first
 
     s = store.settings
     todo, until = runs_ahead(store, names)
-    workers = min(len(todo), s.workers or os.cpu_count() or 1)
-    if not todo or (s.scheduler is None and (workers < 2 or s.device != "cpu")):
+    workers = min(len(todo), s.workers or default_workers(s.device))
+    if not todo or (s.scheduler is None and workers < 2):
         return []
     for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
         store.dataset(recipe.dataset)
     todo = longest_first(todo, until, store.dataset)  # no worker left training a long run alone at the end
     where = f"on {s.scheduler}" if s.scheduler else f"{workers} at a time"
     how_long = ""
-    if estimate and s.scheduler is None:
+    if estimate and s.scheduler is None and s.device == "cpu":  # a GPU's share among its workers is not modelled
         seconds = estimated_seconds(store, todo, until, workers)
         how_long = f", about {f'{seconds / 60:.0f} min' if seconds >= 90 else f'{seconds:.0f} s'} on this machine"
     store.notify(

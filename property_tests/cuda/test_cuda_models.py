@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from tiny_models import (  # this folder is on sys.path (prepend mode)
     EIGEN_RTOL,
     FLIP_FRACTION,
+    LIBRARY,
     assert_close,
     mutants_of,
     on_device,
@@ -152,3 +153,34 @@ def test_every_mutant_of_a_model_on_cuda_is_on_cuda_and_runs_there(tiny, dataset
         assert mutant.anatomy == mutants_of(cpu)[mutation].anatomy, mutation
         with torch.no_grad():
             assert mutant.model(x).device.type == "cuda", mutation
+
+
+def trained_ahead_on(device: str, cache_dir) -> dict[str, dict]:
+    """Train the tiny profile's two references ahead on ``device`` as a cold session does (two local Dask workers
+    sharing it: :func:`~model_props.session.pretraining.pretrain`); each model entry's producer, by recipe."""
+    import json
+    from dataclasses import replace
+
+    from model_props.config.settings import Settings
+    from model_props.session.pretraining import pretrain
+    from model_props.store.model_store import ModelStore
+    from model_props.training.profiles import RecipeSource
+
+    store = ModelStore(replace(Settings(profile="tiny", recipes=RecipeSource(LIBRARY)), cache_dir=cache_dir,
+                               device=device, workers=2))  # fmt: skip
+    assert sorted(pretrain(store, ["vit", "resnet"])) == ["resnet", "vit"]
+    return {
+        path.parent.name.split("-")[0]: json.loads(path.read_text())["produced_by"]
+        for path in sorted((cache_dir / "models").glob("tiny/*/manifest.json"))
+    }
+
+
+def test_two_models_train_at_once_in_two_workers_that_share_the_gpu(tmp_path):
+    """Issue 47: the references train several at a time on one GPU (each worker queues its own kernels)."""
+    import os
+
+    producers = trained_ahead_on("cuda", tmp_path)
+    assert sorted(producers) == ["resnet", "vit"]
+    assert all(p["device"] == "cuda" for p in producers.values()), producers
+    pids = {p["pid"] for p in producers.values()}
+    assert len(pids) == 2 and os.getpid() not in pids, f"trained in {pids}, not two workers"

@@ -101,3 +101,51 @@ def test_the_training_estimate_hands_each_run_to_the_first_free_worker(monkeypat
     third = estimated_seconds(store, [vit, resnet, vit], final, workers=2)
     assert third == 2 * (20.0 + 30.0)  # the third run goes to the worker that finished the ResNet
     assert estimated_seconds(store, [vit, resnet], {"vit": "final", "resnet": "warmup"}, workers=1) == 30.0 + 20.0 / 4
+
+
+@pytest.mark.parametrize(("device", "ahead"), [("cpu", 2), ("cuda", 2), ("cuda:1", 2), ("mps", 0)])
+def test_the_models_to_train_go_to_workers_that_share_the_device(capsys, monkeypatch, tiny, device, ahead):
+    """Two models to train go to two local workers on the CPU and on a CUDA device (several processes keep a GPU
+    busy that one tiny model leaves idle: issue 47), and train in the session on another device. On a GPU the
+    workers' share of it is not modelled, so no duration is promised there."""
+    import model_props.execution as execution
+    from model_props.config.options import OPTIONS
+    from model_props.config.settings import Settings
+    from model_props.session.pretraining import CUDA_WORKERS, pretrain
+    from model_props.store.model_store import ModelStore
+    from model_props.training.profiles import RecipeSource
+
+    class Started(Exception):
+        pass
+
+    started = {}
+
+    def start(**kwargs):
+        started.update(kwargs)
+        raise Started
+
+    monkeypatch.setattr(execution, "executor", start)
+    folder, cache = tiny
+    store = ModelStore(Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=cache, device=device))
+    if not ahead:
+        assert pretrain(store, ["vit", "resnet"], estimate=True) == [] and not started
+        return
+    with pytest.raises(Started):
+        pretrain(store, ["vit", "resnet"], estimate=True)
+    assert started["workers"] == ahead and started["device"] == device
+    said = capsys.readouterr().err
+    assert "training 2 models, 2 at a time" in said and ("about" in said) == (device == "cpu"), said
+    help_text = next(o for o in OPTIONS if o.name == "workers").help
+    assert f"{CUDA_WORKERS} sharing a CUDA device" in help_text
+
+
+def test_a_gpu_is_shared_by_a_few_workers_and_the_cpu_by_one_per_core(monkeypatch):
+    import os
+
+    from model_props.session.pretraining import CUDA_WORKERS, default_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert (default_workers("cpu"), default_workers("cuda"), default_workers("cuda:3"), default_workers("mps")) == (
+        16, CUDA_WORKERS, CUDA_WORKERS, 1)  # fmt: skip
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert default_workers("cuda") == 2  # never more workers than cores
