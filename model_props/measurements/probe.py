@@ -73,12 +73,12 @@ def probe_report(
     for start in range(0, n_images, batch_size):
         x = split.batch(order[start : start + batch_size])[0].to(device)
         states = capture(model, anat, x, branches=False).states
-        maps = [states[u.name].float().cpu() for u in units]
+        maps = [states[u.name].float() for u in units]  # on the model's device: each probe fits there
         if not probes:
             sides = [m.shape[2] * m.shape[3] for m in maps]
             if max(sides) < 2:
                 raise NotApplicable(f"every unit of {anat.family} is a single token: there is no position to probe")
-            probes = [ProbeFit(m.shape[1], side) for m, side in zip(maps, sides, strict=True)]
+            probes = [ProbeFit(m.shape[1], side, m.device) for m, side in zip(maps, sides, strict=True)]
         for i, m in enumerate(maps):
             tokens, positions = tokens_and_positions(m)
             if start < fit_images:

@@ -93,3 +93,15 @@ def test_a_mutant_is_on_its_bases_device_and_its_base_is_untouched(tiny, dataset
         devices = {t.device for t in (*mutant.model.parameters(), *mutant.model.buffers())}
         assert devices == {torch.device("cpu")}, mutation
     assert all(torch.equal(v, base.model.state_dict()[k]) for k, v in weights.items())
+
+
+def test_a_location_probe_fits_on_the_device_of_its_tokens():
+    """The probes' normal equations are accumulated where the unit states are, with no host copy per batch (issue
+    47); a probe built on the CPU raised "Tensor on device meta is not on the expected device cpu!" here."""
+    from model_props.measurements.functional.probe import ProbeFit, tokens_and_positions
+
+    maps = torch.zeros(2, 3, 4, 4, device="meta")
+    tokens, positions = tokens_and_positions(maps)
+    probe = ProbeFit(3, 16, maps.device)
+    probe.update(tokens, positions)
+    assert {positions.device.type, probe.gram.device.type, probe.cross.device.type} == {"meta"}
