@@ -50,7 +50,7 @@ def simulate(reference: str, replicates: int, seed: int, shift: float = 0.0, see
     drawn = seeds or k
     rng = np.random.default_rng(seed)
     residuals = (x - x.mean(axis=0)) / math.sqrt(k - 1)  # covariance = residualsᵀ residuals
-    towards = np.array([-1.0 if s.sides == {"lower"} else 1.0 for s in statistics])
+    towards = np.array([s.towards for s in statistics])
     moved = shift * math.sqrt(1 + 1 / drawn) * x.std(axis=0, ddof=1) * towards
     failed = omnibus_failed = 0
     for _ in range(replicates):

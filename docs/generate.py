@@ -33,7 +33,7 @@ from model_props.reporting.disputes import disagreement_table
 from model_props.reporting.disputes import disagreements as disputes
 from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
-from model_props.verdicts.family import default_family, default_kind, single_check
+from model_props.verdicts.family import default_family, default_kind, shifted_live
 from model_props.verdicts.live_check import Check
 from model_props.verdicts.omnibus import DUPLICATE_R, Omnibus
 from model_props.verdicts.reproduction import (
@@ -260,23 +260,13 @@ def reproduction() -> str:
             f"nominal {nominal:.0%} per reference, so about {nominal * len(trials):.2f} failures are expected.")  # fmt: skip
 
 
-def _shifted(statistics, shift: float) -> dict[str, float]:
-    """Live values ``shift`` predictive SDs from each statistic's study mean, towards the side its check tests."""
-    live = {}
-    for s in statistics:
-        single = single_check(s, 0.0)
-        step = (-1 if s.sides == {"lower"} else 1) * shift * single.predictive.spread if single else 0.0
-        live[s.label] = s.scale.back(single.predictive.mean + step) if single else 0.0
-    return live
-
-
 def _best_test(name: str, statistics) -> str:
     """How far the most powerful test of a broad shift of one predictive SD sees it, on the statistics the reference's
     omnibus enters (one-sided, read by a part, near duplicates once: checked against the omnibus's own count), in SDs
     of its statistic, with the study's correlation R of them taken as known: √(dᵀR⁻¹d), d the sides' signs
     (Neyman-Pearson: the likelihood ratio of a normal mean shift along d is linear in dᵀR⁻¹z). A bound on any omnibus
     at a shift of 1, against Φ⁻¹(1 - its level); none where R is singular (as many statistics as seeds, or more)."""
-    found = reproduce(name, statistics, _shifted(statistics, 0.0), load_profile("smoke"))
+    found = reproduce(name, statistics, shifted_live(statistics, 0.0), load_profile("smoke"))
     (omnibus,) = [c for c in found.checks if isinstance(c, Omnibus)]
     entered = [s for s in statistics if s.part is not None and len(s.sides) == 1 and None not in s.values]
     x = np.array([[s.scale.to(v) for v in s.values] for s in entered]).T
@@ -286,7 +276,7 @@ def _best_test(name: str, statistics) -> str:
         if all(abs(r[i, j]) < DUPLICATE_R for i in kept):
             kept.append(j)
     assert len(kept) == len(omnibus.scores), (name, len(kept), omnibus.describe())
-    d = np.array([-1.0 if entered[j].sides == {"lower"} else 1.0 for j in kept])
+    d = np.array([entered[j].towards for j in kept])
     r = r[np.ix_(kept, kept)]
     if np.linalg.matrix_rank(r) < len(kept):
         return "- (more statistics than seeds)"
@@ -301,7 +291,7 @@ def _broad_shift(name: str, statistics) -> float | None:
 
     def fails(shift: float) -> bool:
         return any(
-            isinstance(c, Omnibus) for c in reproduce(name, statistics, _shifted(statistics, shift), profile).failed
+            isinstance(c, Omnibus) for c in reproduce(name, statistics, shifted_live(statistics, shift), profile).failed
         )
 
     low, high = 0.0, 6.0

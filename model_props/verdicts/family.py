@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..claims import list_claims
@@ -32,7 +32,15 @@ from .scales import RAW, Scale, fitted, scale_of
 from .snapshot import Snapshot
 from .study import SeedStudy
 
-__all__ = ["StudyStatistic", "RELEASE_KINDS", "default_kind", "family", "default_family", "single_check"]
+__all__ = [
+    "StudyStatistic",
+    "RELEASE_KINDS",
+    "default_kind",
+    "family",
+    "default_family",
+    "single_check",
+    "shifted_live",
+]
 
 BOTH: frozenset[Side] = frozenset({"lower", "upper"})
 RELEASE_KINDS = frozenset({"spectrum", "attack", "attack_test"})  # measured live by the full live run only
@@ -81,6 +89,12 @@ class StudyStatistic:
         if self.versus is not None:
             return 0.0 if self.part.threshold == 0 else math.nan
         return math.nan if self.part.versus else self.part.threshold
+
+    @property
+    def towards(self) -> float:
+        """The direction in which a live value threatens what the statistic's check guards: -1 where it tests the lower
+        side only, +1 otherwise (upwards for a two-sided check)."""
+        return -1.0 if self.sides == {"lower"} else 1.0
 
     def paired(self, subject: float, versus: float) -> float:
         """The difference the statistic holds of one seed's (or the live run's) ``subject`` and ``versus`` values;
@@ -212,3 +226,14 @@ def single_check(s: StudyStatistic, value: float) -> Check | None:
     if predictive is None or not s.sides:
         return None
     return Check(s.label, value, s.sides, s.scale, predictive, null=s.null)
+
+
+def shifted_live(statistics: Iterable[StudyStatistic], shift: float) -> dict[str, float]:
+    """Live values ``shift`` predictive SDs from each statistic's study mean, on its scale, towards the side its check
+    tests (:attr:`StudyStatistic.towards`); 0 for a statistic without a check. A broad shift of the live seed, the
+    alternative the omnibus is built for (docs/verdicts.md; benchmarks/live_power.py simulates its power)."""
+    live = {}
+    for s in statistics:
+        c = single_check(s, 0.0)
+        live[s.label] = s.scale.back(c.predictive.mean + s.towards * shift * c.predictive.spread) if c else 0.0
+    return live

@@ -23,7 +23,7 @@ from scipy import stats
 from model_props.claims import get_claim, list_claims
 from model_props.errors import StudyError
 from model_props.training.profiles import load_profile
-from model_props.verdicts.family import RELEASE_KINDS, default_family, default_kind, family, single_check
+from model_props.verdicts.family import RELEASE_KINDS, default_family, default_kind, family, shifted_live, single_check
 from model_props.verdicts.omnibus import DUPLICATE_R, Omnibus
 from model_props.verdicts.outcome import ClaimContradicted, LiveCheckFailed
 from model_props.verdicts.reproduction import (
@@ -185,17 +185,6 @@ def test_the_seeds_that_would_detect_a_shift_have_that_power_by_simulation():
     assert power(n) >= 0.8 - error and power(n - 1) < 0.8 + error, (n, power(n), power(n - 1))
 
 
-def _shifted(statistics, shift: float) -> dict[str, float]:
-    """Every statistic ``shift`` predictive SDs from its study mean, on its scale, towards the side its check tests
-    (upwards for a two-sided check)."""
-    live = {}
-    for s in statistics:
-        c = single_check(s, 0.0)
-        step = (-1 if s.sides == {"lower"} else 1) * shift * c.predictive.spread if c else 0.0
-        live[s.label] = s.scale.back(c.predictive.mean + step) if c else 0.0
-    return live
-
-
 def test_an_undefined_or_impossible_live_value_fails_with_a_line_that_names_it():
     statistics = _family("pit")
     live = _at_mean(statistics)
@@ -217,7 +206,7 @@ def test_a_broad_shift_towards_the_verdicts_fails_the_omnibus_alone(reference):
     time (the simulated power, ``benchmarks/live_power.py``, and the least shift each omnibus fails at, 1.05-1.5, are
     generated into docs/verdicts.md)."""
     statistics = _family(reference)
-    found = reproduce(reference, statistics, _shifted(statistics, 3.0), PROFILE)
+    found = reproduce(reference, statistics, shifted_live(statistics, 3.0), PROFILE)
     assert [type(c) for c in found.failed] == [Omnibus], found.message()
 
 
@@ -225,9 +214,10 @@ def _omnibus_on_the_safe_side(reference: str, statistics: list | None = None) ->
     """The reproduction of ``statistics`` (default: the reference's family) with every one-sided statistic 5
     predictive SDs on its safe side, and its omnibus."""
     statistics = _family(reference) if statistics is None else statistics
-    safe = {s.label: s.scale.back(c.predictive.mean + (1 if s.sides == {"lower"} else -1) * 5 * c.predictive.spread)
-            if len(s.sides) == 1 and (c := single_check(s, 0.0)) else v
-            for s, v in zip(statistics, _at_mean(statistics).values())}  # fmt: skip
+    safe = {
+        **_at_mean(statistics),
+        **shifted_live([s for s in statistics if len(s.sides) == 1 and single_check(s, 0.0)], -5.0),
+    }
     found = reproduce(reference, statistics, safe, PROFILE)
     (omnibus,) = [c for c in found.checks if isinstance(c, Omnibus)]
     return found, omnibus
