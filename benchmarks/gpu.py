@@ -16,7 +16,9 @@ benchmarks/results/gpu-logs/), started together (the GPU has room for all five; 
 
 At the deadline (``--deadline``, 480 s) whatever still runs is killed and recorded as "timed out after N s, M of T
 tests done" from its -v log, so the JSON is always written; each phase's tests done are sampled every 15 s
-(``progress``), so that a phase cut short shows where its time went. Without CUDA it refuses and writes nothing.
+(``progress``), and where its time went is read from the cache it filled (``cache``: when training ahead ended, the
+model entries written, the seconds each measurement kind's entries record: ``run_times.phases``), so that a phase cut
+short shows where its time went. Without CUDA it refuses and writes nothing.
 
     python benchmarks/gpu.py
     MODEL_PROPS_COMMIT=<sha> python benchmarks/gpu.py   # on a copy of the tree whose git history is not this one's
@@ -56,6 +58,7 @@ class Phase:
     log: Path
     proc: subprocess.Popen | None = None
     start: float = 0.0
+    began: float = 0.0  # its start as a time stamp (time.time()), for the cache entries' times
     result: dict = field(default_factory=dict)
     progress: list[tuple[float, int]] = field(default_factory=list)  # (seconds since its start, tests done)
 
@@ -109,7 +112,7 @@ def phases(work: Path, logs: Path, deadline: float, results: Path) -> list[Phase
     train = f"{sys.executable} -m model_props train --device cuda && PYTEST_ADDOPTS=--claims-device=cuda "
     return [
         Phase("cuda", [*pytest, "-m", "cuda", f"--alluredir={work / 'allure-cuda'}", "property_tests/cuda"], ROOT,
-              cache("cuda"), 240, logs / "cuda.log"),
+              cache("cuda"), 300, logs / "cuda.log"),
         Phase("cold", [*pytest, "--claims-device", "cuda", f"--alluredir={work / 'allure-cold'}"], ROOT,
               cache("cold"), deadline, logs / "cold.log"),
         Phase("checkpoint", ["bash", "-c", train + " ".join([*me, "--phase", "checkpoint", str(work / "checkpoint")])],
@@ -136,7 +139,7 @@ def run_all(todo: list[Phase], deadline: float) -> None:
     for phase in todo:
         phase.log.parent.mkdir(parents=True, exist_ok=True)
         handle = phase.log.open("w")
-        phase.start = time.perf_counter()
+        phase.start, phase.began = time.perf_counter(), time.time()
         phase.proc = subprocess.Popen(phase.command, cwd=phase.cwd, env=phase.env, stdout=handle,
                                       stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         print(f"[{phase.name}] started: {' '.join(phase.command)}", flush=True)
@@ -164,6 +167,11 @@ def record(phase: Phase, seconds: float, late: bool) -> None:
     code = phase.proc.returncode
     phase.result = {"wall_s": round(seconds, 1), "exit": code, **counts, "log": str(phase.log),
                     "progress": phase.progress}  # fmt: skip
+    from run_times import phases as cache_phases  # benchmarks/ is this script's folder
+
+    cache = Path(phase.env["MODEL_PROPS_CACHE"])
+    if (cache / "models").is_dir() or (cache / "measurements").is_dir():
+        phase.result["cache"] = cache_phases(cache, phase.began, phase.proc.pid)
     total = counts["collected"] if counts["collected"] is not None else "?"
     if late:
         phase.result["timed_out"] = f"timed out after {seconds:.0f} s, {counts['done']} of {total} tests done"
