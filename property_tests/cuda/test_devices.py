@@ -1,8 +1,8 @@
 """Device handling that the CPU can check (the CUDA layer, ``pytest -m cuda``, checks the rest on a GPU).
 
 The anatomy's mapper builds its probe batch on the model's device (seeded on the CPU, so it is the same batch on every
-device); the meta device stands in for a GPU here, since its tensors mix with no CPU tensor, as a CUDA model's would
-not. Every trace above the anatomy layer still goes through :func:`model_props.store.tested.anatomy_on_cpu`, which
+device), and each measure of the functional core that computes on the model's device makes no CPU tensor inside; the
+meta device stands in for a GPU here, since its tensors mix with no CPU tensor, as a CUDA model's would not. Every trace above the anatomy layer still goes through :func:`model_props.store.tested.anatomy_on_cpu`, which
 traces a model on another device on the CPU and moves it back, and a mutant is made on the CPU and moved to its
 base's device.
 """
@@ -95,13 +95,37 @@ def test_a_mutant_is_on_its_bases_device_and_its_base_is_untouched(tiny, dataset
     assert all(torch.equal(v, base.model.state_dict()[k]) for k, v in weights.items())
 
 
-def test_a_location_probe_fits_on_the_device_of_its_tokens():
-    """The probes' normal equations are accumulated where the unit states are, with no host copy per batch (issue
-    47); a probe built on the CPU raised "Tensor on device meta is not on the expected device cpu!" here."""
+def _probe_fit(maps: torch.Tensor) -> torch.Tensor:
     from model_props.measurements.functional.probe import ProbeFit, tokens_and_positions
 
-    maps = torch.zeros(2, 3, 4, 4, device="meta")
     tokens, positions = tokens_and_positions(maps)
-    probe = ProbeFit(3, 16, maps.device)
+    probe = ProbeFit(maps.shape[1], maps.shape[2] * maps.shape[3], maps.device)
     probe.update(tokens, positions)
-    assert {positions.device.type, probe.gram.device.type, probe.cross.device.type} == {"meta"}
+    return torch.cat([probe.gram, probe.cross], dim=1)
+
+
+def _functional_measures() -> dict:
+    """Each measure of the functional core that computes on the model's device, as (its inputs' shapes, the call)."""
+    from model_props.measurements.functional import attention, cka, cross, fourier, occlusion, skip, variance
+
+    return {
+        "probe (normal equations)": ([(2, 3, 4, 4)], _probe_fit),
+        "gram and HSIC (CKA)": ([(6, 3, 2), (6, 5)], lambda a, b: cka.hsic_matrix(torch.stack([cka.gram(a),
+                                                                                                   cka.gram(b)]))),
+        "joint HSIC (cross CKA)": ([(1, 6, 6), (2, 6, 6)], lambda a, b: cross.joint_hsic(a, b)[0]),
+        "attention distance": ([(2, 3, 17, 17)], lambda a: attention.attention_distance(a, 32, prefix_tokens=1)),
+        "high frequency (Fourier)": ([(2, 3, 8, 8)], fourier.high_frequency),
+        "feature variance": ([(2, 3, 4, 4)], variance.feature_variance),
+        "skip ratio": ([(2, 5, 4), (2, 5, 4)], skip.skip_norm_ratio),
+        "occlusion": ([(2, 3, 8, 8), (2, 8, 8), (3,)], lambda x, m, f: occlusion.occlude(x, m > 0, f)),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("measure", list(_functional_measures()))
+def test_a_functional_measure_computes_on_the_device_of_its_inputs(measure):
+    """The meta device mixes with no CPU tensor, as a CUDA tensor would not: a measure that builds a tensor on the CPU
+    inside (a location probe did, until it fitted on the device: "Tensor on device meta is not on the expected device
+    cpu!", issue 47) raises here."""
+    shapes, call = _functional_measures()[measure]
+    out = call(*(torch.zeros(shape, device="meta") for shape in shapes))
+    assert out.device.type == "meta"
