@@ -3,7 +3,7 @@ smoke ViT, the 224-px pretrained suite with a comparator and the bisection of th
 by side within one deadline; writes benchmarks/results/gpu.json (docs/gpu.md generates its times from it).
 
 Phases, each a subprocess with its own timeout and a log written as it goes (under ``$OUT`` when set, else
-benchmarks/results/gpu-logs/), started together (the GPU has room for all five; 16 cores):
+benchmarks/results/gpu-logs/), started together (the GPU has room for all six; 16 cores):
 
 - ``cuda``: ``pytest -m cuda -v`` (property_tests/cuda/);
 - ``cold``: ``pytest --claims-device cuda -v`` on an empty cache, as a new user runs the default suite;
@@ -12,7 +12,9 @@ benchmarks/results/gpu-logs/), started together (the GPU has room for all five; 
 - ``pretrained``: a seeded timm ViT-Tiny with a seeded timm ResNet-18 comparator (``--claims-versus``) on 500
   images of 10 synsets (``pretrained_224.make_folder`` / ``make_weights``), at 224 px on CUDA;
 - ``abort``: ``cuda_hessian_abort.py``, the variants of the ResNet spectrum report that bisect its CUDA abort,
-  written beside the JSON (``cuda_hessian_abort.json``).
+  written beside the JSON (``cuda_hessian_abort.json``);
+- ``randaugment``: ``randaugment.py --device cuda``, RandAugment grouped by operation against torchvision's loop over
+  the images, on the GPU, written beside the JSON (``randaugment-cuda.json``).
 
 At the deadline (``--deadline``, 480 s) whatever still runs is killed and recorded as "timed out after N s, M of T
 tests done" from its -v log, so the JSON is always written; each phase's tests done are sampled every 15 s
@@ -121,6 +123,9 @@ def phases(work: Path, logs: Path, deadline: float, results: Path) -> list[Phase
               deadline, logs / "pretrained.log"),
         Phase("abort", [sys.executable, str(ROOT / "benchmarks" / "cuda_hessian_abort.py"), "--out",
                         str(results / "cuda_hessian_abort.json")], ROOT, cache("abort"), 300, logs / "abort.log"),
+        Phase("randaugment", [sys.executable, str(ROOT / "benchmarks" / "randaugment.py"), "--device", "cuda", "--out",
+                              str(results / "randaugment-cuda.json")], ROOT, cache("randaugment"), 120,
+              logs / "randaugment.log"),
     ]  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Training-time augmentation on [0, 1] batches, seeded by a ``torch.Generator`` (recipes' ``augment``)."""
+"""Training-time augmentation of batches (recipes' ``augment``), every draw from a seeded ``torch.Generator`` on the CPU."""
 
 from __future__ import annotations
 
@@ -26,9 +26,32 @@ def crop_flip(x: torch.Tensor, augment: tuple[str, ...], gen: torch.Generator) -
     return x
 
 
-def randaugment(images: torch.Tensor) -> torch.Tensor:
-    """RandAugment m9 n2 (torchvision) per sample on uint8 images (the paper recipe; slow on CPU)."""
+def randaugment(images: torch.Tensor, generator: torch.Generator, num_ops: int = 2, magnitude: int = 9) -> torch.Tensor:
+    """RandAugment (Cubuk et al. 2020), m9 n2 with torchvision's operations and magnitudes, on a batch of uint8
+    images on any device: each image draws its own ``num_ops`` operations, and a sign for each, from ``generator``
+    (on the CPU: the same draws on every device), as torchvision's ``v2.RandAugment`` draws them per image; then at
+    each step the images that drew the same operation and sign go through it together, one call for each (at most
+    2 x 14 per step, where a loop over the images made one per image and operation)."""
     from torchvision.transforms import v2
 
-    op = v2.RandAugment(num_ops=2, magnitude=9)
-    return torch.stack([op(img) for img in images])
+    # torchvision keeps its table of operations and their dispatcher private; calling them (rather than copying the
+    # fourteen operations and magnitudes) keeps exactly what v2.RandAugment applies to one image
+    op = v2.RandAugment(num_ops=num_ops, magnitude=magnitude)
+    space = list(op._AUGMENTATION_SPACE.items())
+    b, height, width = len(images), images.shape[-2], images.shape[-1]
+    out = images.clone()
+    for _ in range(num_ops):
+        which = torch.randint(len(space), (b,), generator=generator)
+        negative = torch.rand(b, generator=generator) <= 0.5
+        for k, (name, (magnitudes_of, signed)) in enumerate(space):
+            magnitudes = magnitudes_of(op.num_magnitude_bins, height, width)
+            value = 0.0 if magnitudes is None else float(magnitudes[magnitude])
+            signed = signed and magnitudes is not None
+            for sign in (1.0, -1.0) if signed else (1.0,):
+                chosen = (which == k) & (negative == (sign < 0)) if signed else which == k
+                if name == "Identity" or not bool(chosen.any()):
+                    continue
+                idx = chosen.nonzero().flatten().to(images.device)
+                out[idx] = op._apply_image_or_video_transform(out[idx], name, sign * value,
+                                                              interpolation=op.interpolation, fill=op._fill)  # fmt: skip
+    return out

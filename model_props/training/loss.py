@@ -60,11 +60,10 @@ class TrainingLoss:
         """One training batch from uint8 ``images``: inputs in [0, 1] on ``device`` and their targets, class indices
         (B,) or soft targets (B, C). ``gen`` draws the crops and flips, ``seed`` (:func:`mixing_seed`) the
         RandAugment ops and the mixing."""
+        images = images.to(device)
         if "randaugment" in self.augment:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                images = randaugment(images)
-        x = crop_flip(images.to(device).float().div_(255.0), self.augment, gen)
+            images = randaugment(images, torch.Generator().manual_seed(seed))
+        x = crop_flip(images.float().div_(255.0), self.augment, gen)
         y = labels.to(device)
         if {"mixup", "cutmix"} & set(self.augment) and len(y) % 2 == 0:  # timm mixes pairs: an even batch
             mixup = _mixup(self.mixup_alpha if "mixup" in self.augment else 0.0,

@@ -184,3 +184,16 @@ def test_two_models_train_at_once_in_two_workers_that_share_the_gpu(tmp_path):
     assert all(p["device"] == "cuda" for p in producers.values()), producers
     pids = {p["pid"] for p in producers.values()}
     assert len(pids) == 2 and os.getpid() not in pids, f"trained in {pids}, not two workers"
+
+
+def test_randaugment_on_cuda_draws_and_applies_what_it_does_on_the_cpu(dataset):
+    """The draws come from a CPU generator, so the same images get the same operations on either device; the
+    operations themselves may round a pixel apart (interpolation on another device)."""
+    from model_props.data.augment import randaugment
+
+    images = dataset.train.images[:64]
+    cpu = randaugment(images, torch.Generator().manual_seed(3))
+    cuda = randaugment(images.cuda(), torch.Generator().manual_seed(3))
+    assert cuda.device.type == "cuda"
+    moved = float(((cpu.int() - cuda.cpu().int()).abs() > 1).float().mean())
+    assert moved <= MOVED_PIXELS, f"{moved:.4f} of the pixels differ by more than 1"

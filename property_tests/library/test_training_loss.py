@@ -100,3 +100,39 @@ def test_the_loss_is_torchs_cross_entropy(eps):
     torch.testing.assert_close(TrainingLoss.nll(logits, target), expected, rtol=1e-6, atol=0.0)
     mixed = torch.softmax(torch.randn(8, 10, generator=gen, dtype=torch.float64), dim=1)
     torch.testing.assert_close(TrainingLoss.nll(logits, mixed), F.cross_entropy(logits, mixed), rtol=1e-12, atol=1e-12)
+
+
+def _drawn_one_by_one(images: torch.Tensor, seed: int) -> torch.Tensor:
+    """RandAugment's draws from ``seed`` (each step: every image's operation, then its sign), replayed image by image
+    through torchvision's operation on one image: the reference the batched groups must match."""
+    from torchvision.transforms import v2
+
+    op = v2.RandAugment(num_ops=2, magnitude=9)
+    space = list(op._AUGMENTATION_SPACE.items())
+    gen = torch.Generator().manual_seed(seed)
+    draws = [(torch.randint(len(space), (len(images),), generator=gen), torch.rand(len(images), generator=gen) <= 0.5)
+             for _ in range(2)]  # fmt: skip
+    out = []
+    for i, image in enumerate(images):
+        for which, negative in draws:
+            name, (magnitudes_of, signed) = space[int(which[i])]
+            magnitudes = magnitudes_of(op.num_magnitude_bins, *image.shape[-2:])
+            value = 0.0 if magnitudes is None else float(magnitudes[9]) * (-1 if signed and negative[i] else 1)
+            image = op._apply_image_or_video_transform(image, name, value, interpolation=op.interpolation,
+                                                       fill=op._fill)  # fmt: skip
+        out.append(image)
+    return torch.stack(out)
+
+
+def test_randaugment_in_groups_gives_each_image_the_operations_it_drew(small):
+    """The batched RandAugment (one call per operation and sign) equals torchvision's operations applied image by
+    image with the same draws, and the images of one batch draw their own: 64 copies of one image come out as many."""
+    from model_props.data.augment import randaugment
+
+    images = small.train.images[:64]
+    assert torch.equal(randaugment(images, torch.Generator().manual_seed(5)), _drawn_one_by_one(images, 5))
+    copies = randaugment(images[:1].expand(64, -1, -1, -1), torch.Generator().manual_seed(5))
+    assert len(torch.unique(copies.flatten(1), dim=0)) > 20
+    again = randaugment(images, torch.Generator().manual_seed(5))
+    assert torch.equal(again, randaugment(images, torch.Generator().manual_seed(5)))
+    assert not torch.equal(again, randaugment(images, torch.Generator().manual_seed(6)))
