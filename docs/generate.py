@@ -862,6 +862,20 @@ def layout_walk() -> str:
             + stamps.stamp("layout_walk.json", "main", "--entry main"))  # fmt: skip
 
 
+def randaugment_speed() -> str:
+    """RandAugment grouped by operation and sign against torchvision's loop over the images
+    (``benchmarks/randaugment.py``): the CPU's file, and each device's beside it."""
+    rows, stamped = [], []
+    for path in sorted((ROOT / "benchmarks" / "results").glob("randaugment*.json")):
+        data = _result(path.name)
+        device = data["provenance"]["machine"].get("gpu") or data["provenance"]["machine"]["cpu"]
+        rows += [f"| {label} | {device} | {r['per_image_s'] * 1e3:.1f} ms | {r['grouped_s'] * 1e3:.1f} ms | "
+                 f"{r['speed_up']:.1f}x |" for label, r in data["batches"].items()]  # fmt: skip
+        stamped.append(f"(best of {data['repeats']}) " + stamps.stamp(path.name))
+    return ("| batch | on | torchvision, one image at a time | grouped by operation and sign | ratio |\n"
+            "|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n" + " ".join(stamped))  # fmt: skip
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "run-times": run_times,
     "cold-phases": cold_phases,
@@ -885,6 +899,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "uncontrolled": uncontrolled,
     "readme-uncontrolled": readme_uncontrolled,
     "coverage": coverage,
+    "randaugment": randaugment_speed,
     "sequential": sequential,
     "extra-seeds": extra_seeds,
     "false-contradictions": false_contradictions,
