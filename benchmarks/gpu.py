@@ -1,6 +1,7 @@
 """One prepared command for a lent GPU (issue 47): the CUDA tests, the cold default run, a new checkpoint of the
-smoke ViT, the 224-px pretrained suite with a comparator and the bisection of the ResNet spectrum's CUDA abort, side
-by side within one deadline; writes benchmarks/results/gpu.json (docs/gpu.md generates its times from it).
+smoke ViT, the 224-px pretrained suite with a comparator, the bisection of the ResNet spectrum's CUDA abort and
+RandAugment's speed, side by side within one deadline; writes benchmarks/results/gpu.json (docs/gpu.md generates its
+times from it).
 
 Phases, each a subprocess with its own timeout and a log written as it goes (under ``$OUT`` when set, else
 benchmarks/results/gpu-logs/), started together (the GPU has room for all six; 16 cores):

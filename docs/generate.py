@@ -823,6 +823,17 @@ def readme_verdicts() -> str:
     return "\n".join(lines)
 
 
+def _gpu_phase_cache(run: dict) -> str:
+    """Where a gpu.py phase's time went, from the cache it filled (``cache``: ``run_times.phases``): training ahead,
+    and the three kinds that measured longest; "-" for a phase that records none (before gpu.py read its cache)."""
+    cache = run.get("cache")
+    if not cache:
+        return "-"
+    kinds = list(cache["measuring_s_by_kind"].items())[:3]
+    measured = ", ".join(f"{kind} {seconds:.0f} s" for kind, seconds in kinds) or "nothing measured"
+    return f"training ahead {cache['training_ahead_s']:.0f} s ({cache['models']} models); {measured}"
+
+
 def gpu() -> str:
     """The On-a-GPU page's times, from the last ``python benchmarks/gpu.py`` (gpu.json); "not measured yet" without it."""
     if not (ROOT / "benchmarks" / "results" / "gpu.json").is_file():
@@ -831,14 +842,15 @@ def gpu() -> str:
     labels = {"cuda": "`pytest -m cuda`", "cold": "cold default `pytest --claims-device cuda`",
               "checkpoint": "references trained on CUDA, then a new checkpoint of the smoke ViT",
               "pretrained": f"224-px ViT-Tiny + ResNet-18 comparator, {data['pretrained_images']} images",
-              "abort": "the ResNet spectrum's abort bisected (`cuda_hessian_abort.py`)"}  # fmt: skip
-    rows = ["| run | wall time | outcome |", "|---|---|---|"]
+              "abort": "the ResNet spectrum's abort bisected (`cuda_hessian_abort.py`)",
+              "randaugment": "RandAugment grouped against one image at a time (`randaugment.py --device cuda`)"}  # fmt: skip
+    rows = ["| run | wall time | outcome | where its time went (from its cache) |", "|---|---|---|---|"]
     for name, run in data["phases"].items():
         outcome = run.get("timed_out") or run.get("summary") or f"exit {run.get('exit')}"
-        rows.append(f"| {labels.get(name, name)} | {run['wall_s']:.0f} s | {outcome} |")
+        rows.append(f"| {labels.get(name, name)} | {run['wall_s']:.0f} s | {outcome} | {_gpu_phase_cache(run)} |")
     new = data.get("new_checkpoint")
     if new:
-        rows.append(f"| of which the new checkpoint's suite | {new['seconds']:.0f} s | {new['outcome']} |")
+        rows.append(f"| of which the new checkpoint's suite | {new['seconds']:.0f} s | {new['outcome']} | - |")
     return (
         f"At commit `{data.get('commit', 'unknown')}` on {data.get('date', 'an unrecorded date')}, on {data['device']} "
         f"(torch {data['torch']}, CUDA {data['cuda']}, timm {data['timm']}, {data['cpu_count']} "
