@@ -155,7 +155,7 @@ def test_every_mutant_of_a_model_on_cuda_is_on_cuda_and_runs_there(tiny, dataset
             assert mutant.model(x).device.type == "cuda", mutation
 
 
-def trained_ahead_on(device: str, cache_dir) -> dict[str, dict]:
+def _trained_ahead_on(device: str, cache_dir) -> dict[str, dict]:
     """Train the tiny profile's two references ahead on ``device`` as a cold session does (two local Dask workers
     sharing it: :func:`~model_props.session.pretraining.pretrain`); each model entry's producer, by recipe."""
     import json
@@ -179,7 +179,7 @@ def test_two_models_train_at_once_in_two_workers_that_share_the_gpu(tmp_path):
     """Issue 47: the references train several at a time on one GPU (each worker queues its own kernels)."""
     import os
 
-    producers = trained_ahead_on("cuda", tmp_path)
+    producers = _trained_ahead_on("cuda", tmp_path)
     assert sorted(producers) == ["resnet", "vit"]
     assert all(p["device"] == "cuda" for p in producers.values()), producers
     pids = {p["pid"] for p in producers.values()}

@@ -63,16 +63,27 @@ def tiny(tmp_path, fresh_cache) -> tuple[Path, Path]:
     return folder, fresh_cache("cache")
 
 
-def test_train_says_how_long_it_will_take_before_it_trains_two_at_a_time(capsys, monkeypatch, tiny):
+class Started(Exception):
+    """The executor would start training now: the tests stop there, and read what was said before it."""
+
+
+@pytest.fixture
+def executor_started(monkeypatch) -> dict:
+    """The keyword arguments a session starts its executor with, filled in when it does; starting it raises
+    :class:`Started`."""
     import model_props.execution as execution
 
-    class Started(Exception):
-        pass
+    started: dict = {}
 
     def start(**kwargs):
-        raise Started  # the executor would start training now: what was said before is what a user reads first
+        started.update(kwargs)
+        raise Started
 
     monkeypatch.setattr(execution, "executor", start)
+    return started
+
+
+def test_train_says_how_long_it_will_take_before_it_trains_two_at_a_time(capsys, executor_started, tiny):
     folder, cache = tiny
     with pytest.raises(Started):
         main(["train", "--profile", "tiny", f"--recipes={folder}", f"--cache={cache}", "--workers", "2"])
@@ -104,35 +115,24 @@ def test_the_training_estimate_hands_each_run_to_the_first_free_worker(monkeypat
 
 
 @pytest.mark.parametrize(("device", "ahead"), [("cpu", 2), ("cuda", 2), ("cuda:1", 2), ("mps", 0)])
-def test_the_models_to_train_go_to_workers_that_share_the_device(capsys, monkeypatch, tiny, device, ahead):
+def test_the_models_to_train_go_to_workers_that_share_the_device(capsys, executor_started, tiny, device, ahead):
     """Two models to train go to two local workers on the CPU and on a CUDA device (several processes keep a GPU
     busy that one tiny model leaves idle: issue 47), and train in the session on another device. On a GPU the
     workers' share of it is not modelled, so no duration is promised there."""
-    import model_props.execution as execution
     from model_props.config.options import OPTIONS
     from model_props.config.settings import Settings
     from model_props.session.pretraining import CUDA_WORKERS, pretrain
     from model_props.store.model_store import ModelStore
     from model_props.training.profiles import RecipeSource
 
-    class Started(Exception):
-        pass
-
-    started = {}
-
-    def start(**kwargs):
-        started.update(kwargs)
-        raise Started
-
-    monkeypatch.setattr(execution, "executor", start)
     folder, cache = tiny
     store = ModelStore(Settings(profile="tiny", recipes=RecipeSource(folder), cache_dir=cache, device=device))
     if not ahead:
-        assert pretrain(store, ["vit", "resnet"], estimate=True) == [] and not started
+        assert pretrain(store, ["vit", "resnet"], estimate=True) == [] and not executor_started
         return
     with pytest.raises(Started):
         pretrain(store, ["vit", "resnet"], estimate=True)
-    assert started["workers"] == ahead and started["device"] == device
+    assert executor_started["workers"] == ahead and executor_started["device"] == device
     said = capsys.readouterr().err
     assert "training 2 models, 2 at a time" in said and ("about" in said) == (device == "cpu"), said
     help_text = next(o for o in OPTIONS if o.name == "workers").help
