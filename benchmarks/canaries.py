@@ -15,6 +15,7 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
 
     python benchmarks/canaries.py     # writes benchmarks/results/canaries.json; docs/verdicts.md quotes it
     python benchmarks/canaries.py --coverage-only   # the coverage entry alone, the threads entry kept with its stamp
+    python benchmarks/canaries.py --threads-only    # the threads entry alone, the coverage entry kept with its stamp
     python benchmarks/canaries.py --coverage-only --trace-seed 14   # and builds shard 14 under the tracer
 """
 
@@ -207,20 +208,29 @@ def measure_threads() -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--coverage-only", action="store_true", help="keep the threads entry of --out as it is")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--coverage-only", action="store_true", help="keep the threads entry of --out as it is")
+    only.add_argument("--threads-only", action="store_true", help="keep the coverage entry of --out as it is")
     parser.add_argument("--trace-seed", type=int, metavar="K",
                         help="build seed K of the planned generation under the tracer and compare its lines")  # fmt: skip
     args = parser.parse_args()
-    # each entry carries its own stamp: --coverage-only re-measures one and keeps the other's, measured earlier
+    if args.threads_only and args.trace_seed is not None:
+        parser.error("--trace-seed measures coverage: it does not go with --threads-only")
+    # each entry carries its own stamp: --coverage-only and --threads-only re-measure one and keep the other's
     if args.coverage_only:
         threads = json.loads(args.out.read_text())["threads"]
     else:
-        threads = measure_threads() | {"provenance": record(__file__, command="python benchmarks/canaries.py")}
-    study = None if args.trace_seed is None else (args.trace_seed, *trace_seed(args.trace_seed))
-    command = "python benchmarks/canaries.py --coverage-only" + (" --trace-seed K" if study else "")
-    coverage = measure_coverage(study) | {
-        "provenance": record(__file__, runs=("model_props.cli",) if study else (), command=command)
-    }
+        threads = measure_threads() | {
+            "provenance": record(__file__, command="python benchmarks/canaries.py --threads-only")
+        }
+    if args.threads_only:
+        coverage = json.loads(args.out.read_text())["coverage"]
+    else:
+        study = None if args.trace_seed is None else (args.trace_seed, *trace_seed(args.trace_seed))
+        command = "python benchmarks/canaries.py --coverage-only" + (" --trace-seed K" if study else "")
+        coverage = measure_coverage(study) | {
+            "provenance": record(__file__, runs=("model_props.cli",) if study else (), command=command)
+        }
     result = {"threads": threads, "coverage": coverage}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: {n: v for n, v in e.items() if n != "provenance"} for k, e in result.items()}, indent=1))

@@ -204,13 +204,13 @@ def _canary_benchmark() -> str:
     total = sum(c["executed"] for c in packages.values()), sum(c["statements"] for c in packages.values())
     moved = ", ".join(threads["claims_moved"]) or "none"
     return (f"\n\nRun on {threads['threads']} torch threads instead of the record's {threads['recorded_threads']} (another "
-            f"order of float sums, as another machine's kernels give), from a fresh cache, the first canary seed reproduced "
-            f"{threads['identical']} of its {threads['statistics']} defined statistics bit for bit; the largest move "
+            f"order of float sums, as another machine's kernels give), from a fresh cache, the first canary seed (every "
+            f"claim's canaries, {threads['seconds'] / 60:.0f} min) reproduced {threads['identical']} of its {threads['statistics']} defined statistics bit for bit; the largest move "
             f"was {threads['largest_move_sd']:.3g} seed-SD, and the claims it would stale on the record's machine kind: {moved}. The lines of the packages "
             f"the canaries are meant to run that the first seed executes ({data['coverage']['seconds_traced']:.0f} s "
             f"under the tracer):\n\n| package | lines executed | share |\n|---|---|---|\n" + "\n".join(rows)
             + f"\n| all | {total[0]:,} of {total[1]:,} | {total[0] / total[1]:.0%} |\n" + _study_code(data["coverage"])
-            + "\n\n" + stamps.entry_stamps("canaries.json", [("threads", ""), ("coverage", "--coverage-only")]))  # fmt: skip
+            + "\n\n" + stamps.entry_stamps("canaries.json", [("threads", "--threads-only"), ("coverage", "--coverage-only")]))  # fmt: skip
 
 
 def _study_code(coverage: dict) -> str:
