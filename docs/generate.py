@@ -567,30 +567,37 @@ def grid() -> str:
     return "\n".join(lines)
 
 
-COMPARED = ("noise", "corruption", "attack", "spectrum")  # the kinds only parts that compare two models read
-
-
 def pretrained_224() -> str:
-    """The 224-px budget: the suite per model as a user runs it, and each measurement kind's seconds ("-": no
-    claim reads it of that model: the lesions of a model without stages)."""
+    """The 224-px budget: the suite per model as a user runs it, and each measurement kind's seconds, those a
+    comparator adds included ("-": no claim reads it of that model, as the lesions of a model without stages)."""
+    from model_props.measurements.registry import REPORT_KINDS
+
     data = _result("pretrained_224.json")
-    kinds = ("fit", "units", "lesion", "noise", "corruption", "attack", "spectrum")
+    models = data["models"]
+    pair = data.get("pair", {}).get("kinds", {})
+    kinds = [k for k in REPORT_KINDS if any(k in r["suite_kinds"] or k in r["other_kinds"] for r in models.values())]
     lines = [
         f"{data['images']} images at {data['img_size']} px, {data['cpu_threads']} CPU threads "
         f"({data['provenance']['machine']['cpu']}); seconds.",
         "",
-        "| model | the suite (wall, cold cache) | outcome | " + " | ".join(kinds) + " |",
-        "|---|---|---|" + "---|" * len(kinds),
+        "| | " + " | ".join(f"`{m}`" for m in models) + " |",
+        "|---|" + "---|" * len(models),
+        "| the suite (wall, cold cache) | " + " | ".join(f"{r['suite']['wall_s']:.0f}" for r in models.values()) + " |",
+        "| its outcome | " + " | ".join(_outcome(r["suite"]) for r in models.values()) + " |",
     ]
-    for model, r in data["models"].items():
-        cells = [f"{r['suite_kinds'][k]:.0f}" if k in r["suite_kinds"]
-                 else f"~{r['other_kinds'][k]['scaled_s']:.0f}*" if k in r["other_kinds"] and k in COMPARED
-                 else "-" for k in kinds]  # fmt: skip
-        lines.append(f"| {model} | {r['suite']['wall_s']:.0f} | {r['suite']['outcome']} | " + " | ".join(cells) + " |")
-    sample = {k: v for k, v in next(iter(data["models"].values()))["other_kinds"].items() if k in COMPARED}
+    for kind in kinds:
+        cells = [f"{r['suite_kinds'][kind]:.0f}" if kind in r["suite_kinds"]
+                 else "0 (attack's chunks cover it)" if kind in r["other_kinds"] and not r["other_kinds"][kind]["whole"]
+                 else f"~{r['other_kinds'][kind]['scaled_s']:.0f}*" if kind in r["other_kinds"]
+                 else "-" for r in models.values()]  # fmt: skip
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    timed = {**next(iter(models.values()))["other_kinds"], **pair}
+    parts = "; ".join(f"{k} {v['measured']} of {v['whole']} {v['unit']}" for k, v in timed.items() if v["measured"])
     lines += ["", "\\* what a comparator of your own (`--claims-versus`) adds, per model: only parts that compare with "
-              "another model read it. Timed on a sample and scaled linearly: " + "; ".join(f"{k} {v['sampled']}"
-                                                                          for k, v in sample.items()) + "."]  # fmt: skip
+              f"another model read it. Timed on a part of its sample and scaled linearly: {parts}."]  # fmt: skip
+    if pair:
+        lines[-1] += (f" The cross CKA of the pair ({' and '.join(data['pair']['models'])}), measured once for both: "
+                      f"~{pair['cross']['scaled_s']:.0f} s.")  # fmt: skip
     return "\n".join(lines + ["", _sequential_224(data), "", stamps.stamp("pretrained_224.json")])
 
 
@@ -600,30 +607,36 @@ def _first_look(kind: str, whole: int) -> int:
     from model_props.measurements.chunks import chunk_size
     from model_props.verdicts.sequential import design
 
-    chunk = {"attack": attack.CHUNK, "spectrum": spectrum.CHUNK}.get(kind) or chunk_size(whole)
+    fixed = {"attack": attack.CHUNK, "attack_test": attack.CHUNK, "spectrum": spectrum.CHUNK}  # else an eighth
+    chunk = fixed.get(kind) or chunk_size(whole)
     return min(whole, -(-design(whole).sizes[0] // chunk) * chunk)
 
 
 def _sequential_224(data: dict) -> str:
     """Both models with every kind a comparison reads, measured whole against the least a sequential verdict
-    measures (every part decided at its first look): the bounds of the 224-px suite on 2 CPU cores."""
+    measures (every part of a chunked kind decided at its first look): the bounds of the 224-px suite on 2 CPU
+    cores."""
+    from model_props.measurements.registry import REPORT_KINDS
+
     whole = best = 0.0
-    fractions: dict[str, tuple[int, int]] = {}
+    fractions: dict[str, tuple[int, int, str]] = {}
+    timed = [*((k, v) for r in data["models"].values() for k, v in r["other_kinds"].items()),
+             *data.get("pair", {}).get("kinds", {}).items()]  # fmt: skip
     for r in data["models"].values():
-        for seconds in r["suite_kinds"].values():
-            whole, best = whole + seconds, best + seconds
-        for kind, other in r["other_kinds"].items():
-            if kind in COMPARED:
-                total = int(other["sampled"].split(" of ")[1].split()[0])
-                fractions[kind] = (_first_look(kind, total), total)
-                whole += other["scaled_s"]
-                best += other["scaled_s"] * fractions[kind][0] / total
-    units = {"spectrum": "Hessian batches"}
-    firsts = ", ".join(f"{a} of the {b} {units.get(k, k + ' images')}" for k, (a, b) in fractions.items())
+        whole += sum(r["suite_kinds"].values())
+    best = whole
+    for kind, other in timed:
+        whole += other["scaled_s"]
+        if REPORT_KINDS[kind].size is None or not other["whole"]:
+            best += other["scaled_s"]
+            continue
+        fractions[kind] = (_first_look(kind, other["whole"]), other["whole"], other["unit"])
+        best += other["scaled_s"] * fractions[kind][0] / other["whole"]
+    firsts = ", ".join(f"{a} of the {b} {unit} ({k})" for k, (a, b, unit) in fractions.items())
     return (f"Both models with every kind a comparison reads: ~{whole:,.0f} s ({whole / 60:.0f} min) measured whole. "
             f"Judged [sequentially](design.md#sequential-checkpoint-verdicts), a part decided at its first look "
-            f"measures {firsts}: at best ~{best:,.0f} s ({best / 60:.0f} min) for the pair, the fit, units and "
-            "lesions measured whole as before.")  # fmt: skip
+            f"measures {firsts}: at best ~{best:,.0f} s ({best / 60:.0f} min) for the pair, the kinds measured whole "
+            "as before.")  # fmt: skip
 
 
 def _outcome(run: dict) -> str:
