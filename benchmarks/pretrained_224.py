@@ -145,10 +145,11 @@ def _timed(kind: str, inputs: list, full: Any, images: int, sample: int) -> dict
 
 
 def compared_kinds() -> set[str]:
-    """The report kinds that the parts comparing two models read: what a comparator adds."""
+    """The report kinds that the parts reading another model read (``versus``, ``subject`` or ``partner``, as the
+    session's skip rule tells them apart): what a comparator adds."""
     from model_props.claims import CLAIMS
 
-    return {p.report for claim in CLAIMS.values() for p in claim.parts if p.versus or p.partner}
+    return {p.report for claim in CLAIMS.values() for p in claim.parts if p.versus or p.subject or p.partner}
 
 
 def time_other_kinds(spec: str, data: Path, images: int, cache: Path, done: set[str], sample: int) -> dict:

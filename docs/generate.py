@@ -605,10 +605,11 @@ def _first_look(kind: str, whole: int) -> int:
     """The units a sequential part measures to its first look over ``whole`` (whole chunks of its kind)."""
     from model_props.measurements import attack, spectrum
     from model_props.measurements.chunks import chunk_size
+    from model_props.measurements.registry import REPORT_KINDS
     from model_props.verdicts.sequential import design
 
-    fixed = {"attack": attack.CHUNK, "attack_test": attack.CHUNK, "spectrum": spectrum.CHUNK}  # else an eighth
-    chunk = fixed.get(kind) or chunk_size(whole)
+    fixed = {"attack": attack.CHUNK, "spectrum": spectrum.CHUNK}  # by chunk folder (attack_test shares attack's)
+    chunk = fixed.get(REPORT_KINDS[kind].chunks) or chunk_size(whole)  # else an eighth of the whole
     return min(whole, -(-design(whole).sizes[0] // chunk) * chunk)
 
 
