@@ -6,9 +6,12 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
   its functional core included) that the canary run executes, per package, with ``coverage`` (the ``bench`` extra);
   and the same over the modules of the study's code digest alone (the import closures of the training code and of
   every report kind: what a study's numbers are computed by), with the modules that miss the most lines; and, with
-  ``--trace-seed K``, against the lines of that code that building seed K of the planned study generation executes
-  (the shard is built under the tracer, from a fresh cache, and written as ``seed-study --seed K`` writes it): the
-  lines the study runs that no canary runs, by module;
+  ``--trace-seed K``, against the lines of that code that building seed K of a study generation executes (the shard
+  is built under the tracer, from a fresh cache, with ``seed-study --seed K``): the lines the study runs that no
+  canary runs, by module. A seed still to build of a planned generation is written where that command writes it; a
+  seed whose shard is committed is built again in a copy of its generation, the committed shard left as it is, and
+  the rebuilt estimates are compared with the committed ones (how many statistics came out bit for bit, the largest
+  move in seed-to-seed SDs of the study): whether the code of now, on this machine, still builds the study it holds;
 - **threads**: the canary run on two torch threads against the committed record (canaries run on one), the largest
   move of any statistic in units of its seed-to-seed SD, and the claims it would stale on the record's machine kind:
   a proxy for what another machine's kernels do to the canaries, since both change the order of float sums.
@@ -25,6 +28,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -79,10 +83,12 @@ data_file = {data}
 """
 
 
-def _executed(script: str, args: list[str], tmp: Path, one_thread: bool = True) -> tuple[dict[str, Any], float]:
-    """Coverage's per-file report (``files`` of ``coverage json``) of ``script`` run with ``args`` under the tracer from
-    interpreter start, so that the lines a module runs when imported count too; on one torch thread (as the session's
-    canaries run) or on the threads the command picks itself; and the seconds it took."""
+def _executed(
+    script: str, args: list[str], tmp: Path, one_thread: bool = True, cwd: Path = REPOSITORY
+) -> tuple[dict[str, Any], float]:
+    """Coverage's per-file report (``files`` of ``coverage json``) of ``script`` run with ``args`` in ``cwd`` under the
+    tracer from interpreter start, so that the lines a module runs when imported count too; on one torch thread (as
+    the session's canaries run) or on the threads the command picks itself; and the seconds it took."""
     import model_props
 
     root = Path(model_props.__file__).parent
@@ -92,7 +98,7 @@ def _executed(script: str, args: list[str], tmp: Path, one_thread: bool = True) 
     env = {**os.environ, "OMP_NUM_THREADS": "1"} if one_thread else None
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", str(path), *args], check=True, env=env,
-                   cwd=REPOSITORY)  # fmt: skip
+                   cwd=cwd)  # fmt: skip
     seconds = time.perf_counter() - start
     report = tmp / "coverage.json"
     for step in (["combine", "-q"], ["json", "-o", str(report)]):
@@ -101,28 +107,88 @@ def _executed(script: str, args: list[str], tmp: Path, one_thread: bool = True) 
     return json.loads(report.read_text())["files"], seconds
 
 
-def trace_seed(seed: int) -> tuple[dict[str, list[int]], float]:
-    """The lines of the study's code (its digest's modules) that building seed ``seed`` of the planned generation
-    executes, per module path relative to the package, and the seconds it took: ``model-props seed-study --seed``
-    with two workers, under the tracer, from a fresh cache; the shard is written where that command writes it."""
+def trace_seed(seed: int) -> dict[str, Any]:
+    """Seed ``seed`` of a study generation built under the tracer (module docstring): ``lines``, the lines of the
+    study's code (its digest's modules) it executes, per module path relative to the package; ``seconds``; and, where
+    the seed's shard is committed and so was built again in a copy, ``rebuilt`` (:func:`compare_shard`). The build is
+    ``model-props seed-study --seed`` with two workers, from a fresh cache."""
     import model_props
     from model_props.config.settings import Settings
     from model_props.study.generation import generations
 
-    # a shard that exists is kept, so that the traced command would run nothing
-    if not any(seed in g.missing for g in generations(Settings(profile="smoke"), REPOSITORY / "fixtures")):
-        sys.exit(f"seed {seed} is no seed still to build of a planned study generation")
+    planned = generations(Settings(profile="smoke"), REPOSITORY / "fixtures")
+    to_build = next((g for g in planned if seed in g.missing), None)
+    built = next((g for g in planned if seed in g.shards), None)
+    if to_build is None and built is None:
+        sys.exit(f"seed {seed} is in no study generation: neither one still to build nor a committed shard")
     root = Path(model_props.__file__).parent
     with tempfile.TemporaryDirectory() as tmp:
-        files, seconds = _executed(_CLI, ["seed-study", "--seed", str(seed), "--workers", "2", "--cache",
-                                          str(Path(tmp) / "cache")], Path(tmp), one_thread=False)  # fmt: skip
+        args, cwd = (
+            ["seed-study", "--seed", str(seed), "--workers", "2", "--cache", str(Path(tmp) / "cache")],
+            REPOSITORY,
+        )
+        if to_build is None:
+            assert built is not None
+            # the command reads generations from ./fixtures: a copy of this one without the shard, in a folder of its
+            # own, so that the committed shard stays as it is (the study and its canary record are the package's)
+            cwd = Path(tmp) / "rebuild"
+            copy = cwd / built.path.relative_to(REPOSITORY)
+            shutil.copytree(built.path, copy, ignore=shutil.ignore_patterns(f"seed-{seed}.json"))
+            args += ["--generation", built.name]
+        files, seconds = _executed(_CLI, args, Path(tmp), one_thread=False, cwd=cwd)
+        rebuilt = None if to_build else json.loads((copy / f"seed-{seed}.json").read_text())
     digest = _digest_files()
-    return {str(Path(p).relative_to(root)): files[p]["executed_lines"] for p in files if p in digest}, seconds
+    found: dict[str, Any] = {
+        "lines": {str(Path(p).relative_to(root)): files[p]["executed_lines"] for p in files if p in digest},
+        "seconds": seconds,
+    }
+    if rebuilt is not None:
+        assert built is not None
+        found["rebuilt"] = compare_shard(built.shards[seed]["estimates"], rebuilt["estimates"])
+    return found
 
 
-def measure_coverage(study: tuple[int, dict[str, list[int]], float] | None = None) -> dict[str, Any]:
-    """Line coverage of the first canary seed (:func:`_executed`), and, where ``study`` (the seed, the lines its
-    traced shard build executed, the seconds it took) is given, of the lines of the study's code that build ran."""
+def compare_shard(committed: dict[str, Any], rebuilt: dict[str, Any]) -> dict[str, Any]:
+    """A shard's estimates built again against the committed ones: of the statistics defined in both (every claim
+    part's value on every model), how many are bit for bit the same, and the largest move in units of that
+    statistic's SD over the committed study's seeds; of the recipes' checkpoint metrics (accuracy and NLL on the
+    validation and test splits), how many are the same."""
+    stds = {(cid, part, model): statistics.stdev(values)
+            for cid, parts in _study_values().items() for part, models in parts.items()
+            for model, values in models.items() if len(values) > 1}  # fmt: skip
+    defined = identical = 0
+    moves: list[tuple[float, str]] = []
+    for cid, claim in committed["claims"].items():
+        for part, values in claim["parts"].items():
+            for model, value in values["values"].items():
+                again = rebuilt["claims"].get(cid, {}).get("parts", {}).get(part, {}).get("values", {}).get(model)
+                if value is None or again is None:
+                    continue
+                defined += 1
+                identical += again == value
+                sd = stds.get((cid, part, model), 0.0)
+                if again != value:
+                    moves.append((abs(again - value) / sd if sd > 0 else float("inf"), f"{cid} {part} {model}"))
+    metrics = [(v, rebuilt["recipes"].get(name, {}).get(point, {}).get(k))
+               for name, points in committed["recipes"].items() for point, m in points.items()
+               for k, v in m.items() if k != "train_seconds"]  # fmt: skip
+    largest = max(moves, default=(0.0, ""))
+    return {"statistics": defined, "identical": identical, "largest_move_sd": largest[0],
+            "largest_move": largest[1] or None, "metrics": len(metrics),
+            "metrics_identical": sum(a == b for a, b in metrics)}  # fmt: skip
+
+
+def _study_values() -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Every claim part's defined values over the committed study's seeds, by claim, part and model."""
+    study = json.loads((REPOSITORY / "fixtures" / "smoke-seeds.json").read_text())
+    return {cid: {part: {m: [v for v in vs if v is not None] for m, vs in p["values"].items()}
+                  for part, p in claim["parts"].items()}
+            for cid, claim in study["claims"].items()}  # fmt: skip
+
+
+def measure_coverage(study: tuple[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Line coverage of the first canary seed (:func:`_executed`), and, where ``study`` (the seed and what its traced
+    shard build found: :func:`trace_seed`) is given, of the lines of the study's code that build ran."""
     import model_props
 
     root = Path(model_props.__file__).parent
@@ -146,14 +212,15 @@ def measure_coverage(study: tuple[int, dict[str, list[int]], float] | None = Non
     }
     result = {"seconds_traced": round(seconds, 1), "packages": found, "study_code": closure}
     if study is not None:
-        seed, ran, study_seconds = study
+        seed, traced = study
         canary = {str(Path(p).relative_to(root)): set(files[p]["executed_lines"]) for p in files if p in digest}
+        ran = traced["lines"]
         unseen = {m: sorted(set(lines) - canary.get(m, set())) for m, lines in ran.items()}
         result["study_seed"] = {
-            "seed": seed, "seconds_traced": round(study_seconds, 1), "lines": sum(len(v) for v in ran.values()),
+            "seed": seed, "seconds_traced": round(traced["seconds"], 1), "lines": sum(len(v) for v in ran.values()),
             "executed": sum(len(set(v) & canary.get(m, set())) for m, v in ran.items()),
             "unseen": {m: lines for m, lines in sorted(unseen.items()) if lines},
-        }  # fmt: skip
+        } | ({"rebuilt": traced["rebuilt"]} if "rebuilt" in traced else {})  # fmt: skip
     return result
 
 
@@ -226,7 +293,7 @@ def main() -> None:
     if args.threads_only:
         coverage = json.loads(args.out.read_text())["coverage"]
     else:
-        study = None if args.trace_seed is None else (args.trace_seed, *trace_seed(args.trace_seed))
+        study = None if args.trace_seed is None else (args.trace_seed, trace_seed(args.trace_seed))
         command = "python benchmarks/canaries.py --coverage-only" + (" --trace-seed K" if study else "")
         coverage = measure_coverage(study) | {
             "provenance": record(__file__, runs=("model_props.cli",) if study else (), command=command)
