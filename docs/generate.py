@@ -235,7 +235,29 @@ def _study_seed(coverage: dict) -> str:
                        for m, lines in s["unseen"].items()) or "none"  # fmt: skip
     return (f" Building seed {s['seed']} of the study under the tracer ({s['seconds_traced'] / 60:.0f} minutes) "
             f"executed {s['lines']:,} lines of that code; the canaries execute **{s['executed']:,} of them "
-            f"({s['executed'] / s['lines']:.1%})**. The lines the study ran and no canary runs: {unseen}.")  # fmt: skip
+            f"({s['executed'] / s['lines']:.1%})**. The lines the study ran and no canary runs: {unseen}."
+            + _rebuilt(s))  # fmt: skip
+
+
+def _rebuilt(traced: dict) -> str:
+    """How a committed shard built again by the code of the stamp compares with the committed one, where it was."""
+    if "rebuilt" not in traced:
+        return ""
+    from model_props.config.settings import Settings
+    from model_props.study.generation import generations as planned
+    from model_props.verdicts.canaries import machine_kind
+
+    r, seed = traced["rebuilt"], traced["seed"]
+    shard = next(g.shards[seed] for g in planned(Settings(profile="smoke", progress=False), ROOT / "fixtures")
+                 if seed in g.shards)  # fmt: skip
+    built = f"at `{shard['commit']}` on {machine_kind(shard['provenance']['machine'])}"
+    moved = ("" if r["identical"] == r["statistics"] else
+             f"; the largest move was {r['largest_move_sd']:.3g} seed-SD ({r['largest_move']})")  # fmt: skip
+    return (
+        f" That build was of a committed shard (built {built}), in a copy of its generation: of its "
+        f"{r['statistics']} claim statistics **{r['identical']} came out bit for bit**{moved}, and "
+        f"{r['metrics_identical']} of its {r['metrics']} checkpoint metrics (accuracy and NLL) were the same."
+    )
 
 
 def _trials():
