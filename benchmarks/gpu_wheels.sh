@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Wheels of what a bare GPU machine (no network; torch, timm, pytest, numpy, scipy, safetensors there) may lack for
-# `python benchmarks/gpu.py`, and timm at the version constraints.txt pins (timm 1.0.29 reads a ViT's
-# pretrained=FILE as a JAX .npz only): downloaded here, into the git-ignored .whl/ at the repository's root, for the
+# Wheels of what a bare GPU machine (no network; torch, timm, pytest, numpy, scipy, safetensors, matplotlib and
+# hypothesis there) may lack for `python benchmarks/gpu.py`, and timm at the version constraints.txt pins (timm 1.0.29
+# reads a ViT's pretrained=FILE as a JAX .npz only): downloaded here, into the git-ignored .whl/ at the repository's root, for the
 # GPU's Python 3.12 on x86-64 (docs/gpu.md), at the versions constraints.txt pins. They include the dependencies of
 # Dask, allure-pytest and torchattacks that a machine with torch and timm may or may not have; `gpu_install` installs
 # only the wheels of distributions the machine lacks, and timm always. grimp has a compiled (Rust) part, so its cp312
