@@ -26,6 +26,7 @@ gating claim is not supported or a tolerance is exceeded.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ class GateStatistic:
     statistic: Callable[[Any, np.ndarray], np.ndarray]  # (report, (rows, n) index matrix) -> (rows,)
     higher_is_worse: bool
     description: str
+    eps_255: int | None = None  # the attack radius it reads (1/255 units): the profile must attack at it
 
 
 def _band(frequencies: tuple[float, ...]):
@@ -83,7 +85,9 @@ GATE_STATISTICS: dict[str, GateStatistic] = {
         "corruption", "images", lambda r, i: r.mean_accuracy(i), False, "mean corruption accuracy"
     ),
     **{
-        f"pgd_drop_{e}": GateStatistic("attack", "images", _pgd(e), True, f"accuracy drop under PGD at eps {e}/255")
+        f"pgd_drop_{e}": GateStatistic(
+            "attack", "images", _pgd(e), True, f"accuracy drop under PGD at eps {e}/255", eps_255=e
+        )
         for e in (1, 2, 4, 8)
     },
 }
@@ -192,8 +196,8 @@ def check_tolerance(
     for k, n in enumerate(looks.sizes if looks is not None else (None,)):
         candidate_report, baseline_report = reports(n)
         est_c, est_b, diff = _paired(name, spec, candidate_report, baseline_report, level, seed, n_boot)
-        if looks is not None:  # the repeated interval: estimate +- c_k bootstrap standard errors
-            half = critical[k] * diff.standard_error
+        if looks is not None:  # the repeated interval: estimate +- c_k t standard errors, as a checkpoint verdict's
+            half = critical[k] * diff.standard_error * math.sqrt(diff.n / (diff.n - 1))
             diff = dataclasses.replace(diff, low=diff.value - half, high=diff.value + half)
             worse = diff.low > tolerance if spec.higher_is_worse else diff.high < -tolerance
             better = diff.high <= tolerance if spec.higher_is_worse else diff.low >= -tolerance

@@ -77,6 +77,8 @@ def check_claim(model_store, request: pytest.FixtureRequest):
             allure_title(claim, tested.name, "does not apply")
             if record:
                 props.append(("claim_record", skip_record(claim, tested.name, str(exc))))
+            if _gates(request, tested.name):  # a release gate passes only on claims it judged supported
+                pytest.fail(f"{claim.id} gates the release but cannot be judged on {tested.name}: {exc}", pytrace=False)
             pytest.skip(f"{claim.id} does not apply to {tested.name}: {exc}")
         outcome, live = judgement.verdict.outcome, judgement.verdict.live
         png = (  # nothing measured in this run (a part judged from the study alone): the study's per-seed values
@@ -103,12 +105,24 @@ def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
 
     def check(claim, tested):
         outcome = check_claim(claim, tested)
-        if outcome.assert_expected(model_store.settings.inconclusive) == "inconclusive":
+        inconclusive = "fail" if _gates(request, tested.name) else model_store.settings.inconclusive
+        if outcome.assert_expected(inconclusive) == "inconclusive":
             why = "\n".join(p.describe() for p in outcome.parts if p.verdict == "inconclusive")
             request.node.user_properties += [INCONCLUSIVE, ("inconclusive_parts", why)]
         return outcome
 
     return check
+
+
+def _gates(request: pytest.FixtureRequest, model: str) -> bool:
+    """Whether this test is a gating claim's on the release gate's candidate: its claim must be judged supported
+    there, neither skipped nor inconclusive (``--claims-inconclusive report`` notwithstanding)."""
+    gate = state.gate(request.config)
+    return (
+        bool(gate.claims)
+        and request.node.get_closest_marker("gate") is not None
+        and model in state.settings(request.config).models
+    )
 
 
 @pytest.fixture

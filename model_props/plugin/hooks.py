@@ -102,9 +102,11 @@ def _check_versus(store) -> None:
 
 def _check_gate(config: pytest.Config, store) -> None:
     """Reject, when the table is read, a gate that cannot work: no single candidate, a gating claim that is a
-    known failure at this profile; warn about a baseline produced with other versions."""
+    known failure at this profile, a tolerance on an attack radius the profile does not measure; warn about a
+    baseline produced with other versions."""
     from ..claims import get_claim
     from ..errors import ConfigError
+    from ..gate import GATE_STATISTICS
 
     gate = state.gate(config)
     if not gate.active and gate.baseline is None:
@@ -127,6 +129,12 @@ def _check_gate(config: pytest.Config, store) -> None:
                 f"(its expectation snapshot holds it contradicted on {', '.join(on)}), so gating on it would always "
                 "fail; gate on claims that hold at this scale"
             )
+    radii = store.profile.measurement.attack_epsilons_255
+    if unmeasured := [n for n in gate.tolerances if GATE_STATISTICS[n].eps_255 not in (None, *radii)]:
+        raise ConfigError(
+            f"[tool.model_props.gate].tolerances: {', '.join(unmeasured)}: profile {store.profile.name!r} attacks at "
+            f"eps {', '.join(f'{e}/255' for e in radii)} only (its [measurement] attack_epsilons_255)"
+        )
     if gate.baseline is not None:
         from ..provenance import checkpoint_versions, versions
 

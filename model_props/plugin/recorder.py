@@ -89,6 +89,7 @@ class Recorder:
             results=self.records,
             provenance=provenance(settings.device),
             gate=self.gate,
+            gated=state.gate(self.config).active,
             outcomes=self._outcomes(),
             run=run,
         )

@@ -32,8 +32,9 @@ outcome, inconclusive apart from passed)::
 ``value``/``interval`` are null for skipped records; ``per_seed`` and ``expectation`` where the scope has them.
 ``outcomes`` counts every test of the session (pytest's own closing line), ``claim_outcomes`` the claim tests' records
 only; a run with an error, or a non-zero ``exit_status``, did not pass whatever the claims say.
-``gate_decision`` (a run with release-gate tolerances; null otherwise): ``{"passed": false, "decision": "refused: 1
-error"}``, passed only with every tolerance held, no failed test, no error and exit status 0.
+``gate_decision`` (a run of a release gate, with gating claims or tolerances; null otherwise): ``{"passed": false,
+"decision": "refused: 1 error"}``, passed only with every tolerance held, no failed test, no error and exit status 0
+(a gating claim that is not judged supported on the candidate, skipped or inconclusive included, fails its test).
 ``live`` is this machine's own weights of a reference, at checkpoint scope, beside its architecture verdict.
 ``disagreements`` sets a claim that disputes another beside it on each model judged on both
 (:mod:`.disputes`); ``models[...]["training"]`` holds the recipe facts they compare.
@@ -173,11 +174,12 @@ def verdict_table(results: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def gate_decision(gate: Sequence[Mapping[str, Any]], tests: Mapping[str, int],
-                  run: Mapping[str, Any]) -> dict[str, Any] | None:  # fmt: skip
-    """The release gate's decision on a run with tolerance records (None without any): passed only where every
-    tolerance holds and the run has no failed test, no error and exit status 0; else refused, saying why."""
-    if not gate:
+def gate_decision(gate: Sequence[Mapping[str, Any]], tests: Mapping[str, int], run: Mapping[str, Any],
+                  gated: bool = False) -> dict[str, Any] | None:  # fmt: skip
+    """The release gate's decision on a run of a gate (``gated``: it has gating claims or tolerances) or with
+    tolerance records (None otherwise): passed only where every tolerance holds and the run has no failed test, no
+    error and exit status 0 (a gating claim not judged supported fails its test); else refused, saying why."""
+    if not (gate or gated):
         return None
     why = [
         f"{n} {'error' if (k, n) == ('errors', 1) else k}" for k, n in tests.items() if k in ("failed", "errors") and n
@@ -198,12 +200,13 @@ def write_summary(
     train_seed: int | None = None,
     provenance: Mapping[str, Any] | None = None,
     gate: Sequence[Mapping[str, Any]] | None = None,
+    gated: bool = False,
     outcomes: Mapping[str, int] | None = None,
     run: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Write ``summary.json`` and ``summary.md``; the disagreements between papers they hold (:mod:`.disputes`).
     ``outcomes``: pytest's count of every test of the session (the claim records' own counts where not given);
-    ``run``: its start, commit and exit status."""
+    ``run``: its start, commit and exit status; ``gated``: a release gate ran (:func:`gate_decision`)."""
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r["claim"], r["model"]))
     found = disagreements(ordered, models)
@@ -221,7 +224,7 @@ def write_summary(
         "models": dict(models),
         "results": ordered,
         "gate": list(gate or []),
-        "gate_decision": (decision := gate_decision(gate or [], tests, run or {})),
+        "gate_decision": (decision := gate_decision(gate or [], tests, run or {}, gated)),
         "disagreements": found,
     }
     (directory / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

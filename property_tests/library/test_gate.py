@@ -128,6 +128,76 @@ def test_regressed_candidate_fails_the_gate_and_names_the_numbers(gate_project, 
     assert "PASS gate accuracy" in out and "Traceback" not in out
 
 
+def test_the_gate_decides_a_run_of_gating_claims_alone(tmp_path):
+    """A gate with claims and no tolerance has no tolerance record, but it is a gate: its decision is written (passed
+    when every test passed), and a run without a gate has none."""
+    from model_props.reporting.summary import gate_decision
+
+    assert gate_decision([], {"passed": 2}, {"exit_status": 0}, gated=True) == {"passed": True, "decision": "passed"}
+    assert gate_decision([], {"passed": 1, "failed": 1}, {"exit_status": 1}, gated=True) == {
+        "passed": False, "decision": "refused: 1 failed; exit status 1"
+    }  # fmt: skip
+    assert gate_decision([], {"passed": 2}, {"exit_status": 0}) is None
+
+
+def test_a_gating_claim_that_cannot_be_judged_refuses_the_gate(gate_project, user_module, pytester):
+    """The candidate, a small CNN, has no MSA unit, so park2022.msa-lowpass does not apply to it. Run as a claim
+    test, it skips; where it gates the release, its test fails, and the gate's decision is refused: a gate passes
+    only on claims it judged supported."""
+    alone = gate_project(_weights(user_module), "", "-m", "claim", "-k", "msa-lowpass")
+    alone.assert_outcomes(skipped=1, deselected=None)
+    result = gate_project(_weights(user_module), '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass"]\n')
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1, deselected=None)
+    result.stdout.fnmatch_lines(["*park2022.msa-lowpass gates the release but cannot be judged on usermodels:good: *"])
+    assert "Traceback" not in result.stdout.str()
+    summary = json.loads((pytester.path / "reports" / "summary.json").read_text())
+    assert summary["gate_decision"] == {"passed": False, "decision": "refused: 1 failed; exit status 1"}
+
+
+STUB = """
+import pytest
+
+
+class Inconclusive:
+    \"\"\"What check_claim gives for a claim found inconclusive, as assert_claim reads it.\"\"\"
+
+    parts = ()
+
+    def assert_expected(self, inconclusive):
+        assert inconclusive == "report", f"told to {inconclusive} on an inconclusive claim"
+        return "inconclusive"
+
+
+@pytest.fixture
+def check_claim():
+    return lambda claim, tested: Inconclusive()
+"""
+
+
+def test_an_inconclusive_gating_claim_refuses_the_gate_whatever_claims_inconclusive_says(
+    inprocess, user_module, tmp_path, monkeypatch, model_store
+):
+    """The claim suite pulled into a project's own test module, with a check_claim that finds every claim
+    inconclusive: under --claims-inconclusive report, a claim test is reported INCONCLUSIVE, but the same claim
+    gating the release fails its test."""
+    pytester = inprocess
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    save_file(_weights(user_module), pytester.path / "candidate.safetensors")
+    pytester.makeconftest(STUB)
+    pytester.makepyfile(test_mine="from model_props.suite.test_claims import *  # noqa: F403")
+    args = ["--model", f"{user_module}:good", "--checkpoint", str(pytester.path / "candidate.safetensors"),
+            "--claims-inconclusive", "report", f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly",
+            "-k", "conv-mlp-highpass"]  # fmt: skip
+    pytester.makepyprojecttoml("[tool.model_props]\n")
+    reported = pytester.runpytest_inprocess(*args)
+    assert reported.parseoutcomes().get("inconclusive") == 1, reported.stdout.str()
+    pytester.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.conv-mlp-highpass"]\n')
+    gated = pytester.runpytest_inprocess(*args, "-m", "gate")
+    gated.assert_outcomes(failed=1, deselected=None)
+    gated.stdout.fnmatch_lines(["*told to fail on an inconclusive claim*"])
+
+
 def test_gating_claims_are_marked_gate(gate_project, user_module):
     table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "park2022.multistage-block-cka"]\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
@@ -164,6 +234,11 @@ def test_gating_claims_are_marked_gate(gate_project, user_module):
             "*[[]tool.model_props.gate[]] baseline '*nowhere.safetensors' does not exist*",
         ),
         (
+            'baseline = "runs/baseline.safetensors"\n[tool.model_props.gate.tolerances]\npgd_drop_8 = 0.02',
+            "*[[]tool.model_props.gate[]].tolerances: pgd_drop_8: profile 'smoke' attacks at eps 1/255, 2/255, 4/255 "
+            "only (its [[]measurement[]] attack_epsilons_255)*",
+        ),
+        (
             'claim = ["park2022.msa-lowpass"]',
             "*[[]tool.model_props.gate[]]: unknown keys [[]'claim'[]]; valid: 'baseline', 'claims', 'tolerances'*",
         ),
@@ -174,6 +249,7 @@ def test_gating_claims_are_marked_gate(gate_project, user_module):
         "no-baseline",
         "negative-tolerance",
         "missing-baseline",
+        "unmeasured-radius",
         "unknown-key",
     ],
 )

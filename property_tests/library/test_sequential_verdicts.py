@@ -141,6 +141,22 @@ def test_the_gate_stops_once_the_tolerance_is_passed_or_plainly_exceeded():
     assert max(asked) > 64 and near.difference.n == max(asked)  # not decided at the first look
 
 
+def test_the_gates_repeated_interval_on_a_mean_is_the_t_interval():
+    """One look of 4 paired images: the gate's interval on the mean difference is mean +- t(3) sd / sqrt(4), sd with
+    n - 1, as a checkpoint verdict's repeated interval is (the bootstrap's standard error, whose variance divides by
+    n, scaled by sqrt(n / (n - 1))); unscaled, it would be 13 % narrower."""
+    from scipy import stats
+
+    from model_props.gate import check_tolerance
+
+    baseline, candidate = Correct(np.ones(4), np.ones(4)), Correct(np.ones(4), np.array([0.0, 1.0, 0.0, 1.0]))
+    outcome = check_tolerance("pgd_drop_1", 0.02, lambda n: (candidate, baseline), candidate="new", baseline="old",
+                              size=4, n_boot=20000)  # fmt: skip
+    d, differences = outcome.difference, np.array([1.0, 0.0, 1.0, 0.0])
+    assert d.n == 4 and d.value == pytest.approx(0.5)
+    assert (d.high - d.low) / 2 == pytest.approx(stats.t.ppf(0.975, 3) * differences.std(ddof=1) / 2, rel=0.02)
+
+
 def test_the_judges_bootstrap_looks_agree_with_the_analytic_rule_on_a_mean():
     """The judge reads any statistic's bootstrap standard error; on a mean it must decide as the analytic repeated
     interval of :func:`decide_sequential` (mean +- c_k sd / sqrt(n_k)) does, up to bootstrap noise at a bound."""
