@@ -1,8 +1,8 @@
 """Where a number comes from: package versions and a description of the machine (issue: provenance).
 
-Each trained model's cache entry (its manifest and its weights' metadata) and ``summary.json`` record :func:`provenance`,
-so that a number can be traced and a gate's baseline checked for comparability (same package, torch, timm and numpy
-versions); a measurement's manifest records the host, process and device that produced it.
+Each trained model's cache entry (its manifest and its weights' metadata) and ``summary.json`` record
+:func:`provenance`, so that a number can be traced and a gate's baseline checked for comparability (same package,
+torch, timm and numpy versions); a measurement's manifest records the host, process and device that produced it.
 """
 
 from __future__ import annotations
