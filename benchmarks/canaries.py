@@ -19,7 +19,7 @@ Two measurements of the first canary seed (:mod:`model_props.study.canaries`), e
     python benchmarks/canaries.py     # writes benchmarks/results/canaries.json; docs/verdicts.md quotes it
     python benchmarks/canaries.py --coverage-only   # the coverage entry alone, the threads entry kept with its stamp
     python benchmarks/canaries.py --threads-only    # the threads entry alone, the coverage entry kept with its stamp
-    python benchmarks/canaries.py --coverage-only --trace-seed 14   # and builds shard 14 under the tracer
+    python benchmarks/canaries.py --coverage-only --trace-seed 14   # and builds shard 14 under the tracer (again)
 """
 
 from __future__ import annotations
@@ -279,7 +279,8 @@ def main() -> None:
     only.add_argument("--coverage-only", action="store_true", help="keep the threads entry of --out as it is")
     only.add_argument("--threads-only", action="store_true", help="keep the coverage entry of --out as it is")
     parser.add_argument("--trace-seed", type=int, metavar="K",
-                        help="build seed K of the planned generation under the tracer and compare its lines")  # fmt: skip
+                        help="build seed K of a study generation under the tracer (a committed one in a copy, compared "
+                             "with it) and compare its lines")  # fmt: skip
     args = parser.parse_args()
     if args.threads_only and args.trace_seed is not None:
         parser.error("--trace-seed measures coverage: it does not go with --threads-only")
