@@ -307,6 +307,8 @@ def main() -> None:
     )
     p.add_argument("--subset", default="", help="a -k expression to time a part of the suite")
     args = p.parse_args()
+    if "cold" in args.what and args.cache is not None and args.cache.is_dir() and any(args.cache.iterdir()):
+        p.error(f"cold starts from a fresh cache, and --cache {args.cache} holds one: name an empty or new folder")
     results = json.loads(OUT.read_text()) if OUT.is_file() else {}
     for name, entry in results.items():  # an entry from before entries carried stamps keeps the file's machine then
         if name != "provenance" and isinstance(entry, dict) and "provenance" not in entry and "provenance" in results:
