@@ -153,9 +153,14 @@ def compare_shard(committed: dict[str, Any], rebuilt: dict[str, Any]) -> dict[st
     part's value on every model), how many are bit for bit the same, and the largest move in units of that
     statistic's SD over the committed study's seeds; of the recipes' checkpoint metrics (accuracy and NLL on the
     validation and test splits), how many are the same."""
-    stds = {(cid, part, model): statistics.stdev(values)
-            for cid, parts in _study_values().items() for part, models in parts.items()
-            for model, values in models.items() if len(values) > 1}  # fmt: skip
+    from model_props.verdicts.study import load_study
+
+    study = load_study("smoke")
+    assert study is not None
+    stds = {(cid, part, model): statistics.stdev(defined)
+            for cid, claim in study.claims.items() for part, p in claim["parts"].items()
+            for model, values in p["values"].items()
+            if len(defined := [v for v in values if v is not None]) > 1}  # fmt: skip
     defined = identical = 0
     moves: list[tuple[float, str]] = []
     for cid, claim in committed["claims"].items():
@@ -176,14 +181,6 @@ def compare_shard(committed: dict[str, Any], rebuilt: dict[str, Any]) -> dict[st
     return {"statistics": defined, "identical": identical, "largest_move_sd": largest[0],
             "largest_move": largest[1] or None, "metrics": len(metrics),
             "metrics_identical": sum(a == b for a, b in metrics)}  # fmt: skip
-
-
-def _study_values() -> dict[str, dict[str, dict[str, list[float]]]]:
-    """Every claim part's defined values over the committed study's seeds, by claim, part and model."""
-    study = json.loads((REPOSITORY / "fixtures" / "smoke-seeds.json").read_text())
-    return {cid: {part: {m: [v for v in vs if v is not None] for m, vs in p["values"].items()}
-                  for part, p in claim["parts"].items()}
-            for cid, claim in study["claims"].items()}  # fmt: skip
 
 
 def measure_coverage(study: tuple[int, dict[str, Any]] | None = None) -> dict[str, Any]:
