@@ -157,10 +157,10 @@ def compare_shard(committed: dict[str, Any], rebuilt: dict[str, Any]) -> dict[st
 
     study = load_study("smoke")
     assert study is not None
-    stds = {(cid, part, model): statistics.stdev(defined)
+    stds = {(cid, part, model): statistics.stdev(present)
             for cid, claim in study.claims.items() for part, p in claim["parts"].items()
             for model, values in p["values"].items()
-            if len(defined := [v for v in values if v is not None]) > 1}  # fmt: skip
+            if len(present := [v for v in values if v is not None]) > 1}  # fmt: skip
     defined = identical = 0
     moves: list[tuple[float, str]] = []
     for cid, claim in committed["claims"].items():
