@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seeds",
         type=int,
         nargs="+",
-        help="the first three set expectations, the rest confirm them (default: 0 to 9)",
+        help="the first three set expectations, the rest confirm them (default: 0 to 9; with --add, the study's own)",
     )
     s.add_argument(
         "--out", type=Path, default=None, help="folder for the study files (default: the recipes folder or ./fixtures)"
@@ -191,12 +191,11 @@ def main(argv: list[str] | None = None) -> int:
             from .study.run import run_study
             from .verdicts.study import STUDY_SEEDS, SeedStudy, load_study
 
-            args.seeds = args.seeds or list(STUDY_SEEDS)
             if args.plan or args.seed or args.assemble:
                 from .study import generation as shards
 
                 if args.plan:
-                    print(shards.plan_generation(settings, args.plan, args.seeds).status())
+                    print(shards.plan_generation(settings, args.plan, args.seeds or list(STUDY_SEEDS)).status())
                 for seed in args.seed or ():
                     print(f"built {shards.build_shard(settings, seed, args.generation)}", flush=True)
                 if args.assemble:

@@ -48,6 +48,7 @@ from ..verdicts.evidence import point_value
 from ..verdicts.study import (
     SCHEMA_VERSION,
     SET_SEEDS,
+    STUDY_SEEDS,
     claim_fingerprint,
     recipe_fingerprint,
 )  # fmt: skip
@@ -214,20 +215,23 @@ def study_estimates(settings: Settings, seeds: Sequence[int], names: Sequence[st
 
 
 def run_study(
-    settings: Settings, *, seeds: list[int], out: Path | None = None, threads: int | None = None,
+    settings: Settings, *, seeds: list[int] | None = None, out: Path | None = None, threads: int | None = None,
     add: Sequence[str] | None = None,
 ) -> Path:  # fmt: skip
     """Train every reference and variant of the profile with each seed, measure every claim part on each, and
     write ``<profile>-seeds.json`` and ``.md`` to ``out`` (default: the user's recipes folder, else ./fixtures).
     Runs on the settings' executor: in this process, a local cluster of ``workers`` or the ``scheduler``'s,
     ``threads`` torch threads per task (default: the cores divided among the workers). ``add``: only the claims
-    these globs match, merged into the existing study (module docstring)."""
-    check_seeds(settings, seeds)
-    if len(seeds) <= SET_SEEDS:
-        print(f"note: seeds {seeds[:SET_SEEDS]} predict the others; give more seeds to confirm them", flush=True)
+    these globs match, merged into the existing study (module docstring). ``seeds`` default: with ``add`` the
+    existing study's, else :data:`~model_props.verdicts.study.STUDY_SEEDS`."""
     profile = settings.profile_data
     out = out or settings.recipes.user_dir or Path.cwd() / "fixtures"
     path = out / f"{profile.name}-seeds.json"
+    if seeds is None:  # an added claim is measured on the study's own seeds (study_to_extend checks the rest)
+        seeds = list(json.loads(path.read_text())["seeds"]) if add and path.is_file() else list(STUDY_SEEDS)
+    check_seeds(settings, seeds)
+    if len(seeds) <= SET_SEEDS:
+        print(f"note: seeds {seeds[:SET_SEEDS]} predict the others; give more seeds to confirm them", flush=True)
     only = claim_ids(add) if add else None
     if only is None:
         names = profile.references + profile.variants

@@ -163,8 +163,8 @@ def test_a_stale_entry_names_the_command_that_regenerates_it(tiny):
 
 def test_an_added_claim_equals_the_whole_studys_entry_and_keeps_every_other(tiny, tmp_path):
     """``seed-study --add``: with one claim's entry removed from the tiny study, adding it back measures the same
-    per-seed values the whole study did (one machine: deterministic), records when and where, and leaves every
-    other entry byte-equal; other seeds, an unknown claim or a missing study are one-line errors."""
+    per-seed values the whole study did (one machine: deterministic) with the study's own seeds when none are given,
+    records when and where, and leaves every other entry byte-equal; other seeds, an unknown claim or a missing study are one-line errors."""
     import shutil
 
     settings, folder = tiny
@@ -178,7 +178,7 @@ def test_an_added_claim_equals_the_whole_studys_entry_and_keeps_every_other(tiny
     del without["claims"][added_id]
     (mine / "tiny-seeds.json").write_text(json.dumps(without))
     user = Settings(profile="tiny", recipes=RecipeSource(mine), cache_dir=settings.cache_dir, progress=False)
-    run_study(user, seeds=[0, 1, 2, 3], add=["dosovitskiy2021.*"])
+    run_study(user, add=["dosovitskiy2021.*"])  # no seeds given: the study's own, [0, 1, 2, 3]
     data = json.loads((mine / "tiny-seeds.json").read_text())
     entry = data["claims"].pop(added_id)
     assert entry.pop("added")["provenance"]["machine"]["cpu_count"] >= 1
@@ -194,7 +194,7 @@ def test_an_added_claim_equals_the_whole_studys_entry_and_keeps_every_other(tiny
         run_study(user, seeds=[0, 1, 2, 3], add=["nobody.*"])
     (mine / "tiny-seeds.json").unlink()
     with pytest.raises(StudyError, match="there is none at .*tiny-seeds.json; run the whole study first"):
-        run_study(user, seeds=[0, 1, 2, 3], add=[added_id])
+        run_study(user, add=[added_id])
 
 
 def test_a_study_of_another_schema_is_refused(tmp_path):
