@@ -25,8 +25,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from model_props.claims import get_claim, list_claims
 from model_props.claims.controls import BASE_AGAINST, BELOW_CHANCE, CONTROLS, DESIGNED, UNCONTROLLED
 from model_props.reporting.disputes import disagreement_table
@@ -35,7 +33,7 @@ from model_props.reporting.summary import outcome_record, training_facts
 from model_props.training.profiles import load_profile
 from model_props.verdicts.family import default_family, default_kind, shifted_live
 from model_props.verdicts.live_check import Check
-from model_props.verdicts.omnibus import DUPLICATE_R, Omnibus
+from model_props.verdicts.omnibus import Omnibus
 from model_props.verdicts.reproduction import (
     FAMILY_LEVEL,
     claim_checks,
@@ -283,26 +281,12 @@ def reproduction() -> str:
 
 
 def _best_test(name: str, statistics) -> str:
-    """How far the most powerful test of a broad shift of one predictive SD sees it, on the statistics the reference's
-    omnibus enters (one-sided, read by a part, near duplicates once: checked against the omnibus's own count), in SDs
-    of its statistic, with the study's correlation R of them taken as known: √(dᵀR⁻¹d), d the sides' signs
-    (Neyman-Pearson: the likelihood ratio of a normal mean shift along d is linear in dᵀR⁻¹z). A bound on any omnibus
-    at a shift of 1, against Φ⁻¹(1 - its level); none where R is singular (as many statistics as seeds, or more)."""
+    """The bound on the reference's omnibus at a broad shift of 1 (:meth:`Omnibus.best_noncentrality`), on the
+    committed study."""
     found = reproduce(name, statistics, shifted_live(statistics, 0.0), load_profile("smoke"))
     (omnibus,) = [c for c in found.checks if isinstance(c, Omnibus)]
-    entered = [s for s in statistics if s.part is not None and len(s.sides) == 1 and None not in s.values]
-    x = np.array([[s.scale.to(v) for v in s.values] for s in entered]).T
-    r = np.atleast_2d(np.corrcoef(x, rowvar=False))
-    kept: list[int] = []
-    for j in range(len(entered)):
-        if all(abs(r[i, j]) < DUPLICATE_R for i in kept):
-            kept.append(j)
-    assert len(kept) == len(omnibus.scores), (name, len(kept), omnibus.describe())
-    d = np.array([entered[j].towards for j in kept])
-    r = r[np.ix_(kept, kept)]
-    if np.linalg.matrix_rank(r) < len(kept):
-        return "- (more statistics than seeds)"
-    return f"{math.sqrt(d @ np.linalg.solve(r, d)):.2f}"
+    best = omnibus.best_noncentrality()
+    return "- (more statistics than seeds)" if best is None else f"{best:.2f}"
 
 
 def _broad_shift(name: str, statistics) -> float | None:

@@ -58,6 +58,8 @@ class Omnibus:
     what: str
     scores: tuple[float, ...]  # y⁺ per statistic entered
     reference: np.ndarray = field(repr=False)  # T of the simulated live seeds, sorted
+    directions: tuple[float, ...]  # per statistic entered, the side its check tests: -1 lower, +1 upper
+    correlation: np.ndarray = field(repr=False)  # of the statistics entered, over the study's seeds
     merged: int = 0  # statistics left out as near duplicates of one entered
     level: float = math.nan
     failed: bool = False
@@ -70,6 +72,17 @@ class Omnibus:
     def p(self) -> float:
         above = len(self.reference) - int(np.searchsorted(self.reference, self.value, side="left"))
         return (1 + above) / (1 + len(self.reference))
+
+    def best_noncentrality(self) -> float | None:
+        """How far the most powerful test of a broad shift, of one predictive SD on every statistic entered towards
+        its side, sees it, with the study's correlation R taken as known: √(dᵀR⁻¹d), d the :attr:`directions`
+        (Neyman-Pearson: the likelihood ratio of a normal mean shift along d is linear in dᵀR⁻¹z). A bound on this
+        omnibus's power at that shift, against Φ⁻¹(1 - level); None where R is singular (as many statistics as
+        seeds, or more)."""
+        d = np.array(self.directions)
+        if np.linalg.matrix_rank(self.correlation) < len(d):
+            return None
+        return math.sqrt(float(d @ np.linalg.solve(self.correlation, d)))
 
     def region(self) -> tuple[float, float]:
         return 0.0, float(np.quantile(self.reference, 1 - self.level))
@@ -100,7 +113,9 @@ def omnibus(what: str, checks: Sequence[Check], study: Sequence[Sequence[float]]
     sides = [checks[j].sides for j in kept]
     reference = simulate_omnibus(residuals[:, kept], sides, SIMULATIONS, zlib.crc32(what.encode()))
     scores = _scores(np.array([checks[j].p for j in kept]))
-    return Omnibus(what, tuple(float(s) for s in scores), reference, len(checks) - len(kept))
+    directions = tuple(-1.0 if side == {"lower"} else 1.0 for side in sides)
+    correlation = residuals[:, kept].T @ residuals[:, kept] / (len(x) - 1)
+    return Omnibus(what, tuple(float(s) for s in scores), reference, directions, correlation, len(checks) - len(kept))
 
 
 Decided = Check | Omnibus

@@ -265,6 +265,42 @@ def test_the_omnibus_enters_each_near_duplicate_once():
     assert after.merged == before.merged + 1 and f"{after.merged} near duplicates entered once" in after.describe()
 
 
+def test_the_best_tests_noncentrality_is_the_closed_form_of_two_correlated_statistics():
+    """√(dᵀR⁻¹d) for two statistics of correlation ρ: √(2/(1+ρ)) shifted the same way, √(2/(1-ρ)) opposite ways
+    (dᵀR⁻¹d = (d₁² - 2ρd₁d₂ + d₂²)/(1-ρ²)); none where R is singular."""
+    rho = 0.6
+
+    def bound(directions: tuple[float, ...], r: float) -> float | None:
+        corr = np.array([[1.0, r], [r, 1.0]])
+        return Omnibus("two", (0.0, 0.0), np.zeros(1), directions, corr).best_noncentrality()
+
+    assert bound((1.0, 1.0), rho) == pytest.approx(math.sqrt(2 / (1 + rho)), rel=1e-12)
+    assert bound((1.0, -1.0), rho) == pytest.approx(math.sqrt(2 / (1 - rho)), rel=1e-12)
+    assert bound((1.0, 1.0), 1.0) is None
+
+
+@pytest.mark.parametrize("reference", PROFILE.references)
+def test_the_omnibus_bound_is_computed_on_the_statistics_it_enters(reference):
+    """The omnibus's correlation and directions are those of the statistics it enters: its bound equals √(dᵀR⁻¹d)
+    computed independently with numpy's correlation over the study's seeds of the one-sided statistics read by a
+    part, near duplicates (|r| >= DUPLICATE_R) once."""
+    statistics = _family(reference)
+    _, omnibus = _omnibus_on_the_safe_side(reference, statistics)
+    entered = [s for s in statistics if s.part is not None and len(s.sides) == 1 and None not in s.values]
+    r = np.atleast_2d(np.corrcoef([[s.scale.to(v) for v in s.values] for s in entered]))
+    kept: list[int] = []
+    for j in range(len(entered)):
+        if all(abs(r[i, j]) < DUPLICATE_R for i in kept):
+            kept.append(j)
+    d = np.array([-1.0 if entered[j].sides == {"lower"} else 1.0 for j in kept])
+    r = r[np.ix_(kept, kept)]
+    assert omnibus.directions == tuple(d)
+    expected = None if np.linalg.matrix_rank(r) < len(kept) else math.sqrt(d @ np.linalg.solve(r, d))
+    assert (omnibus.best_noncentrality() is None) == (expected is None), (omnibus.best_noncentrality(), expected)
+    if expected is not None:
+        assert omnibus.best_noncentrality() == pytest.approx(expected, rel=1e-6)
+
+
 @pytest.mark.parametrize("reference", PROFILE.references)
 def test_the_default_runs_family_is_the_full_one_without_the_release_kinds(reference):
     full, default = _family(reference), default_family(STUDY, PROFILE, reference, SNAPSHOT)
