@@ -100,14 +100,17 @@ def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
     """``assert_claim(claim, model_under_test) -> ClaimOutcome``: :func:`check_claim`, then what the claim suite
     asserts (:meth:`~model_props.verdicts.outcome.ClaimOutcome.assert_expected`): a reference's parts equal its
     expectation snapshot, a model of yours is supported (``--claims-inconclusive`` says what an inconclusive claim
-    does to it). A test that found its claim inconclusive is reported as INCONCLUSIVE, not as passed."""
+    does to it). A test that found its claim inconclusive is reported as INCONCLUSIVE, not as passed; a gating
+    claim's on the gate's candidate fails, a reference's expected inconclusive too."""
     from .hooks import INCONCLUSIVE
 
     def check(claim, tested):
         outcome = check_claim(claim, tested)
-        inconclusive = "fail" if _gates(request, tested.name) else model_store.settings.inconclusive
-        if outcome.assert_expected(inconclusive) == "inconclusive":
+        gates = _gates(request, tested.name)
+        if outcome.assert_expected("fail" if gates else model_store.settings.inconclusive) == "inconclusive":
             why = "\n".join(p.describe() for p in outcome.parts if p.verdict == "inconclusive")
+            if gates:  # a reference judged against its snapshot returns the inconclusive verdict it expects
+                pytest.fail(f"{claim.id} gates the release but is inconclusive on {tested.name}:\n{why}", pytrace=False)
             request.node.user_properties += [INCONCLUSIVE, ("inconclusive_parts", why)]
         return outcome
 

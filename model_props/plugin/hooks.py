@@ -102,8 +102,9 @@ def _check_versus(store) -> None:
 
 def _check_gate(config: pytest.Config, store) -> None:
     """Reject, when the table is read, a gate that cannot work: no single candidate, a gating claim that is a
-    known failure at this profile, a tolerance on an attack radius the profile does not measure; warn about a
-    baseline produced with other versions."""
+    known failure at this profile (or, for a candidate that is one of its recipes, one its snapshot does not expect
+    supported there), a tolerance on an attack radius the profile does not measure; warn about a baseline produced
+    with other versions."""
     from ..claims import get_claim
     from ..errors import ConfigError
     from ..gate import GATE_STATISTICS
@@ -123,6 +124,14 @@ def _check_gate(config: pytest.Config, store) -> None:
         claim = get_claim(claim_id)
         on = [candidate] if candidate in store.profile.recipes else store.profile.references
         expected = [exp for m in on if snapshot is not None and (exp := snapshot.expected(claim, m)) is not None]
+        held = {v for exp in expected for v in exp.parts.values()}
+        supported = "supported" in held and held <= {"supported", "skipped"}
+        if candidate in store.profile.recipes and expected and not supported:  # judged against its own snapshot
+            raise ConfigError(
+                f"[tool.model_props.gate] claims: {claim_id} is not expected supported on {candidate} at profile "
+                f"{store.profile.name!r} (its expectation snapshot holds parts {' and '.join(sorted(held))}), so "
+                "gating on it would always fail; gate on claims the snapshot expects supported on it"
+            )
         if expected and all("contradicted" in exp.parts.values() for exp in expected):
             raise ConfigError(
                 f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile {store.profile.name!r} "

@@ -198,6 +198,47 @@ def test_an_inconclusive_gating_claim_refuses_the_gate_whatever_claims_inconclus
     gated.stdout.fnmatch_lines(["*told to fail on an inconclusive claim*"])
 
 
+EXPECTED_INCONCLUSIVE = """
+import pytest
+from types import SimpleNamespace
+
+
+class ExpectedInconclusive:
+    \"\"\"What check_claim gives for a reference whose snapshot expects the claim inconclusive: assert_expected
+    returns the expected verdict whatever it is told.\"\"\"
+
+    parts = (SimpleNamespace(verdict="inconclusive", describe=lambda: "[conv-mlp] INCONCLUSIVE as expected"),)
+
+    def assert_expected(self, inconclusive):
+        return "inconclusive"
+
+
+@pytest.fixture
+def check_claim():
+    return lambda claim, tested: ExpectedInconclusive()
+"""
+
+
+def test_a_gating_claim_found_inconclusive_as_its_snapshot_expects_fails(
+    inprocess, user_module, tmp_path, monkeypatch, model_store
+):
+    """A claim test judged against an expectation snapshot returns the inconclusive verdict the snapshot expects;
+    where the claim gates the release, its test fails and names the inconclusive part."""
+    pytester = inprocess
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    save_file(_weights(user_module), pytester.path / "candidate.safetensors")
+    pytester.makeconftest(EXPECTED_INCONCLUSIVE)
+    pytester.makepyfile(test_mine="from model_props.suite.test_claims import *  # noqa: F403")
+    args = ["--model", f"{user_module}:good", "--checkpoint", str(pytester.path / "candidate.safetensors"),
+            f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly", "-k", "conv-mlp-highpass"]  # fmt: skip
+    pytester.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.conv-mlp-highpass"]\n')
+    gated = pytester.runpytest_inprocess(*args, "-m", "gate")
+    gated.assert_outcomes(failed=1, deselected=None)
+    gated.stdout.fnmatch_lines(["*park2022.conv-mlp-highpass gates the release but is inconclusive on usermodels*",
+                                "*INCONCLUSIVE as expected*"])  # fmt: skip
+    assert "Traceback" not in gated.stdout.str()
+
+
 def test_gating_claims_are_marked_gate(gate_project, user_module):
     table = '[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass", "park2022.multistage-block-cka"]\n'
     result = gate_project(_weights(user_module), table, "--collect-only", "-q")
@@ -289,6 +330,38 @@ def test_gating_on_a_known_failure_is_a_one_line_usage_error(gate_project, user_
         ]  # fmt: skip
     )
     assert "Traceback" not in result.stderr.str()
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize(
+    ("claim_id", "held"),
+    [("park2022.conv-mlp-highpass", "inconclusive"), ("park2022.msa-reduces-variance", "contradicted and supported")],
+)
+def test_gating_a_reference_on_a_claim_it_is_not_expected_to_support_is_a_one_line_usage_error(
+    inprocess, model_store, claim_id, held
+):
+    """A candidate that is one of the profile's references is judged against its expectation snapshot, which would
+    pass it on a claim it expects inconclusive (or contradicted in one part only): the table is refused. A claim it
+    expects supported is accepted."""
+    from model_props.claims import get_claim
+    from model_props.verdicts.snapshot import load_snapshot
+
+    snapshot = load_snapshot("smoke")
+    assert snapshot is not None
+    expected = snapshot.expected(get_claim(claim_id), "vit")
+    assert expected is not None and " and ".join(sorted(set(expected.parts.values()))) == held
+    args = ["--pyargs", "model_props.suite", "-m", "gate", "--model", "vit", "--collect-only",
+            f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly"]  # fmt: skip
+    inprocess.makepyprojecttoml(f'[tool.model_props.gate]\nclaims = ["{claim_id}"]\n')
+    result = inprocess.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*[[]tool.model_props.gate[]] claims: {claim_id} is not expected supported on vit at "
+                                 f"profile 'smoke' (its expectation snapshot holds parts {held}), so gating on it would "
+                                 "always fail*"])  # fmt: skip
+    assert "Traceback" not in result.stderr.str()
+    inprocess.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass"]\n')
+    accepted = inprocess.runpytest_inprocess(*args)
+    assert accepted.ret == pytest.ExitCode.OK, accepted.stdout.str() + accepted.stderr.str()
 
 
 def test_baseline_from_other_versions_is_warned_about(gate_project, user_module, pytester):
