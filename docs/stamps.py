@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,12 @@ def entry_stamps(results_file: str, entries: Sequence[tuple[str, str]]) -> str:
                     for rest, names in alike.items())  # fmt: skip
 
 
+def _portable(command: str) -> str:
+    """The recorded command as a reader runs it: the measuring machine's cache folder (``--cache PATH``, a new or
+    empty one for a cold run) becomes ``NEW_FOLDER``."""
+    return re.sub(r"--cache \S+", "--cache NEW_FOLDER", command)
+
+
 def _stamp(results_file: str, entry: str | None, args: str, subject: str) -> str:
     """:func:`stamp`'s sentences after ``subject`` (what was measured)."""
     data = json.loads((RESULTS / results_file).read_text())
@@ -86,7 +93,7 @@ def _stamp(results_file: str, entry: str | None, args: str, subject: str) -> str
     recorded = item.get("provenance") or {}
     machine = recorded.get("machine") or (data.get("provenance") or {}).get("machine") or {}
     script = recorded.get("script") or _script(results_file)
-    command = recorded.get("command") or " ".join(["python", script, *([args] if args else [])])
+    command = _portable(recorded.get("command") or " ".join(["python", script, *([args] if args else [])]))
     at = recorded.get("commit") or item.get("commit")
     on = recorded.get("date") or item.get("date")
     sentence = (f"{subject} {f'at commit `{at}`' if at else 'at an unrecorded commit'} "
