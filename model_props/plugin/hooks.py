@@ -118,26 +118,21 @@ def _check_gate(config: pytest.Config, store) -> None:
             f"[tool.model_props.gate] gates one candidate model; got {len(models)} "
             f"({list(models) or 'none: give --model SPEC --checkpoint FILE or [tool.model_props] models'})"
         )
-    candidate = models[0]
-    snapshot = store.snapshot
+    candidate, snapshot = models[0], store.snapshot
+    recipe = candidate in store.profile.recipes  # judged against its own snapshot, not the references'
+    on = [candidate] if recipe else store.profile.references
     for claim_id in gate.claims:
         claim = get_claim(claim_id)
-        on = [candidate] if candidate in store.profile.recipes else store.profile.references
-        expected = [exp for m in on if snapshot is not None and (exp := snapshot.expected(claim, m)) is not None]
-        held = {v for exp in expected for v in exp.parts.values()}
-        supported = "supported" in held and held <= {"supported", "skipped"}
-        if candidate in store.profile.recipes and expected and not supported:  # judged against its own snapshot
-            raise ConfigError(
-                f"[tool.model_props.gate] claims: {claim_id} is not expected supported on {candidate} at profile "
-                f"{store.profile.name!r} (its expectation snapshot holds parts {' and '.join(sorted(held))}), so "
-                "gating on it would always fail; gate on claims the snapshot expects supported on it"
-            )
-        if expected and all("contradicted" in exp.parts.values() for exp in expected):
-            raise ConfigError(
-                f"[tool.model_props.gate] claims: {claim_id} is a known failure at profile {store.profile.name!r} "
-                f"(its expectation snapshot holds it contradicted on {', '.join(on)}), so gating on it would always "
-                "fail; gate on claims that hold at this scale"
-            )
+        expected = [e for m in on if snapshot is not None and (e := snapshot.expected(claim, m)) is not None]
+        held = {v for e in expected for v in e.parts.values()}
+        if recipe and expected and not ("supported" in held and held <= {"supported", "skipped"}):
+            why = f"is not expected supported on {candidate} (its snapshot holds parts {' and '.join(sorted(held))})"
+        elif expected and all("contradicted" in e.parts.values() for e in expected):
+            why = f"is a known failure (its expectation snapshot holds it contradicted on {', '.join(on)})"
+        else:
+            continue
+        raise ConfigError(f"[tool.model_props.gate] claims: {claim_id} {why} at profile {store.profile.name!r}, so "
+                          "gating on it would always fail; gate on claims that hold at this scale")  # fmt: skip
     radii = store.profile.measurement.attack_epsilons_255
     if unmeasured := [n for n in gate.tolerances if GATE_STATISTICS[n].eps_255 not in (None, *radii)]:
         raise ConfigError(

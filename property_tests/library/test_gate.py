@@ -325,8 +325,8 @@ def test_gating_on_a_known_failure_is_a_one_line_usage_error(gate_project, user_
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            f"*[[]tool.model_props.gate[]] claims: {claim_id} is a known failure at profile 'smoke' (its expectation "
-            f"snapshot holds it contradicted on *), so gating on it would always fail*"
+            f"*[[]tool.model_props.gate[]] claims: {claim_id} is a known failure (its expectation snapshot holds it "
+            f"contradicted on *) at profile 'smoke', so gating on it would always fail*"
         ]  # fmt: skip
     )
     assert "Traceback" not in result.stderr.str()
@@ -355,9 +355,9 @@ def test_gating_a_reference_on_a_claim_it_is_not_expected_to_support_is_a_one_li
     inprocess.makepyprojecttoml(f'[tool.model_props.gate]\nclaims = ["{claim_id}"]\n')
     result = inprocess.runpytest_inprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*[[]tool.model_props.gate[]] claims: {claim_id} is not expected supported on vit at "
-                                 f"profile 'smoke' (its expectation snapshot holds parts {held}), so gating on it would "
-                                 "always fail*"])  # fmt: skip
+    result.stderr.fnmatch_lines([f"*[[]tool.model_props.gate[]] claims: {claim_id} is not expected supported on vit "
+                                 f"(its snapshot holds parts {held}) at profile 'smoke', so gating on it would always "
+                                 "fail*"])  # fmt: skip
     assert "Traceback" not in result.stderr.str()
     inprocess.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.msa-lowpass"]\n')
     accepted = inprocess.runpytest_inprocess(*args)
