@@ -31,11 +31,13 @@ SECTION = re.compile(r"^=+ (.*?) =+$")
 
 
 def pytest(args: list[str], cwd: Path) -> tuple[int, list[str], bool]:
-    """Exit status, stdout lines and whether the run trained anything (it says so on stderr)."""
+    """Exit status, stdout lines (paths relative to ``cwd``) and whether the run trained anything (it says so on
+    stderr)."""
     proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, env=dict(os.environ),
                           capture_output=True, text=True)  # fmt: skip
     print(f"pytest {' '.join(args)}: exit {proc.returncode}: {proc.stdout.strip().splitlines()[-1:]}", flush=True)
-    return proc.returncode, proc.stdout.splitlines(), "model-props: training" in proc.stderr + proc.stdout
+    lines = [line.replace(f"{cwd}/", "") for line in proc.stdout.splitlines()]  # as the reader's folder shows them
+    return proc.returncode, lines, "model-props: training" in proc.stderr + proc.stdout
 
 
 def default_run(lines: list[str]) -> list[str]:
