@@ -100,8 +100,8 @@ def assert_claim(check_claim, model_store, request: pytest.FixtureRequest):
     """``assert_claim(claim, model_under_test) -> ClaimOutcome``: :func:`check_claim`, then what the claim suite
     asserts (:meth:`~model_props.verdicts.outcome.ClaimOutcome.assert_expected`): a reference's parts equal its
     expectation snapshot, a model of yours is supported (``--claims-inconclusive`` says what an inconclusive claim
-    does to it). A test that found its claim inconclusive is reported as INCONCLUSIVE, not as passed; a gating
-    claim's on the gate's candidate fails, a reference's expected inconclusive too."""
+    does to it). A test that found its claim inconclusive is reported as INCONCLUSIVE, not as passed; where the
+    claim gates a release on this candidate, it fails instead, even on a reference whose snapshot expects it."""
     from .hooks import INCONCLUSIVE
 
     def check(claim, tested):

@@ -4,7 +4,7 @@ A canary run is :func:`~.run.seed_estimates` on the profile with :data:`CANARY` 
 for 2 optimizer steps of 32 images (warm-up checkpoint at step 1), every report kind measured on a few images
 (2 Hessian batches of 8, 2 PGD steps, ...), and every claim part's statistic computed on the result. So it runs the
 code paths the study ran (training, data, models, anatomy, every measurement kind, every claim's statistics) at
-about 4 minutes a seed on two cores, on the CPU whatever the session's device, on one torch thread (so that a machine
+about 7 minutes a seed on two cores, on the CPU whatever the session's device, on one torch thread (so that a machine
 reproduces its own record bit for bit), with the study's measurement seed.
 
 :func:`record_canaries` runs :data:`CANARY_SEEDS` with the code that built a study and writes

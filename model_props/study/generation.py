@@ -1,6 +1,6 @@
 """A seed study built in shards: a generation is planned once, then built one seed per command, each seed committed.
 
-A study takes about 50 minutes a seed on two cores. Built as one run it can land nothing before its last seed, and
+A study takes about one to one and a half hours a seed on two cores (each shard records its time). Built as one run it can land nothing before its last seed, and
 it resumes only from the machine's cache. So a study *generation* lives in the repository, in
 ``studies/<profile>/<generation>/`` beside the profile's study (the recipes folder, or ./fixtures):
 
