@@ -175,25 +175,36 @@ def check_claim():
 """
 
 
-def test_an_inconclusive_gating_claim_refuses_the_gate_whatever_claims_inconclusive_says(
-    inprocess, user_module, tmp_path, monkeypatch, model_store
-):
-    """The claim suite pulled into a project's own test module, with a check_claim that finds every claim
-    inconclusive: under --claims-inconclusive report, a claim test is reported INCONCLUSIVE, but the same claim
-    gating the release fails its test."""
+GATING_CONV_MLP = '[tool.model_props.gate]\nclaims = ["park2022.conv-mlp-highpass"]\n'
+
+
+@pytest.fixture
+def stubbed_suite(inprocess, user_module, tmp_path, monkeypatch, model_store):
+    """The claim suite pulled into a project's own test module, on the user's CNN with a checkpoint:
+    ``run(stub, table, *args)`` writes the conftest ``stub`` (a check_claim of its own) and the pyproject ``table``,
+    and runs the suite's conv-mlp-highpass test."""
     pytester = inprocess
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     save_file(_weights(user_module), pytester.path / "candidate.safetensors")
-    pytester.makeconftest(STUB)
     pytester.makepyfile(test_mine="from model_props.suite.test_claims import *  # noqa: F403")
-    args = ["--model", f"{user_module}:good", "--checkpoint", str(pytester.path / "candidate.safetensors"),
-            "--claims-inconclusive", "report", f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly",
-            "-k", "conv-mlp-highpass"]  # fmt: skip
-    pytester.makepyprojecttoml("[tool.model_props]\n")
-    reported = pytester.runpytest_inprocess(*args)
+
+    def run(stub: str, table: str, *args: str):
+        pytester.makeconftest(stub)
+        pytester.makepyprojecttoml(table)
+        return pytester.runpytest_inprocess(
+            "--model", f"{user_module}:good", "--checkpoint", str(pytester.path / "candidate.safetensors"),
+            f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly", "-k", "conv-mlp-highpass", *args,
+        )  # fmt: skip
+
+    return run
+
+
+def test_an_inconclusive_gating_claim_refuses_the_gate_whatever_claims_inconclusive_says(stubbed_suite):
+    """With a check_claim that finds every claim inconclusive: under --claims-inconclusive report, a claim test is
+    reported INCONCLUSIVE, but the same claim gating the release fails its test."""
+    reported = stubbed_suite(STUB, "[tool.model_props]\n", "--claims-inconclusive", "report")
     assert reported.parseoutcomes().get("inconclusive") == 1, reported.stdout.str()
-    pytester.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.conv-mlp-highpass"]\n')
-    gated = pytester.runpytest_inprocess(*args, "-m", "gate")
+    gated = stubbed_suite(STUB, GATING_CONV_MLP, "--claims-inconclusive", "report", "-m", "gate")
     gated.assert_outcomes(failed=1, deselected=None)
     gated.stdout.fnmatch_lines(["*told to fail on an inconclusive claim*"])
 
@@ -219,20 +230,10 @@ def check_claim():
 """
 
 
-def test_a_gating_claim_found_inconclusive_as_its_snapshot_expects_fails(
-    inprocess, user_module, tmp_path, monkeypatch, model_store
-):
+def test_a_gating_claim_found_inconclusive_as_its_snapshot_expects_fails(stubbed_suite):
     """A claim test judged against an expectation snapshot returns the inconclusive verdict the snapshot expects;
     where the claim gates the release, its test fails and names the inconclusive part."""
-    pytester = inprocess
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    save_file(_weights(user_module), pytester.path / "candidate.safetensors")
-    pytester.makeconftest(EXPECTED_INCONCLUSIVE)
-    pytester.makepyfile(test_mine="from model_props.suite.test_claims import *  # noqa: F403")
-    args = ["--model", f"{user_module}:good", "--checkpoint", str(pytester.path / "candidate.safetensors"),
-            f"--claims-cache={model_store.settings.cache_dir}", "-p", "no:randomly", "-k", "conv-mlp-highpass"]  # fmt: skip
-    pytester.makepyprojecttoml('[tool.model_props.gate]\nclaims = ["park2022.conv-mlp-highpass"]\n')
-    gated = pytester.runpytest_inprocess(*args, "-m", "gate")
+    gated = stubbed_suite(EXPECTED_INCONCLUSIVE, GATING_CONV_MLP, "-m", "gate")
     gated.assert_outcomes(failed=1, deselected=None)
     gated.stdout.fnmatch_lines(["*park2022.conv-mlp-highpass gates the release but is inconclusive on usermodels*",
                                 "*INCONCLUSIVE as expected*"])  # fmt: skip
