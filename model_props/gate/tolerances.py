@@ -25,8 +25,6 @@ gating claim is not supported or a tolerance is exceeded.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,9 +194,8 @@ def check_tolerance(
     for k, n in enumerate(looks.sizes if looks is not None else (None,)):
         candidate_report, baseline_report = reports(n)
         est_c, est_b, diff = _paired(name, spec, candidate_report, baseline_report, level, seed, n_boot)
-        if looks is not None:  # the repeated interval: estimate +- c_k t standard errors, as a checkpoint verdict's
-            half = critical[k] * diff.standard_error * math.sqrt(diff.n / (diff.n - 1))
-            diff = dataclasses.replace(diff, low=diff.value - half, high=diff.value + half)
+        if looks is not None:  # the repeated interval, as a checkpoint verdict's
+            diff = diff.at_look(critical[k], k, looks.sizes)
             worse = diff.low > tolerance if spec.higher_is_worse else diff.high < -tolerance
             better = diff.high <= tolerance if spec.higher_is_worse else diff.low >= -tolerance
             if worse or better:

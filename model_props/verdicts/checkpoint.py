@@ -8,9 +8,8 @@ gathers a sequential part's looks.
 - **sequential** (:class:`~.evidence.OnLooks`): the same bootstrap on the first n_k sampling units at each look k of
   a group-sequential design (:mod:`.sequential`); the part stops at the first look whose repeated interval,
   estimate +- c_k standard errors, decides it (an equivalence: inside the margin, or wholly outside it), and carries
-  the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)): the
-  bootstrap variance of a mean is the plug-in (n - 1) / n of the t variance s^2 / n that c_k is carried to (Efron &
-  Tibshirani 1993, Ch. 5), which at 4 Hessian batches a look would leave the rule liberal.
+  the repeated p-value to Holm. The standard error is the bootstrap's scaled by sqrt(n_k / (n_k - 1)) to the t
+  standard error that c_k is carried to (:meth:`~.stats.Estimate.at_look`, which the gate's tolerances call too).
 - **the gatherer's loop** (:func:`gather_looks`): the gatherer, not the evidence, measures the looks. It measures
   each model's prefix at the design's sample sizes (:func:`look_sizes`) while :func:`next_look`, by the rule the
   judge applies, asks for another (none once a look decides the part, or at the last); the judge refuses a part left
@@ -34,7 +33,7 @@ from .evidence import Measured, OnLooks, OnReports, point_value
 from .outcome import PartOutcome, measured
 from .sequential import Design, critical_t, design, repeated_p
 from .small_sample import one_sample, two_sample
-from .stats import N_BOOT, Repeated, decide
+from .stats import N_BOOT, decide
 
 __all__ = ["on_reports", "on_looks", "look_sizes", "next_look", "gather_looks", "undefined_reason",
            "degenerate_reason"]  # fmt: skip
@@ -108,10 +107,8 @@ def _at_look(part: Part, reports: OnReports, k: int, d: Design, level: float, se
     if fixed.estimate is None:  # skipped: undefined, or too few samples
         return fixed
     e = fixed.estimate
-    se = e.standard_error * math.sqrt(n / (n - 1))  # the t standard error (module docstring)
-    at_look = dataclasses.replace(e, low=e.value - c * se, high=e.value + c * se,
-                                  method=f"repeated interval of the {e.method}'s standard error",
-                                  repeated=Repeated(se, c, k, d.sizes))  # fmt: skip
+    at_look = e.at_look(c, k, d.sizes)
+    se = at_look.standard_error
     verdict = decide(at_look, part.direction, part.threshold)
     gap = {"greater": part.threshold - e.value, "less": e.value - part.threshold,  # > 0: on the contradicting side
            "within": abs(e.value) - abs(part.threshold)}[part.direction]  # fmt: skip

@@ -107,6 +107,20 @@ def test_bootstrap_coverage_is_near_nominal():
     assert 0.88 <= covered / 200 <= 0.99
 
 
+def test_a_looks_repeated_interval_is_the_bootstraps_se_scaled_to_the_t_se():
+    """Estimate.at_look, which both the checkpoint judge and the gate's tolerances call: value +- c se, se the
+    replicates' SD times sqrt(n / (n - 1)), computed here by hand; a look of another size than the estimate's is an
+    error, not an interval on the wrong units."""
+    x = np.random.default_rng(3).normal(size=8)
+    e = bootstrap(len(x), mean_of(x), seed=1)
+    se = np.std(e.replicates, ddof=1) * np.sqrt(8 / 7)
+    look = e.at_look(2.5, 1, (4, 8))
+    assert (look.low, look.value, look.high) == pytest.approx((x.mean() - 2.5 * se, x.mean(), x.mean() + 2.5 * se))
+    assert look.standard_error == pytest.approx(se) and look.repeated.look == 1 and look.repeated.sizes == (4, 8)
+    with pytest.raises(ValueError, match="look 1 reads 4 units, and this estimate is over 8"):
+        e.at_look(2.5, 0, (4, 8))
+
+
 def test_two_sample_detects_a_shift():
     rng = np.random.default_rng(0)
     a, b = rng.normal(0.5, 1, 300), rng.normal(0.0, 1, 200)
