@@ -35,10 +35,10 @@ VARIANTS = {
     "report-blocking": "the report with CUDA_LAUNCH_BLOCKING=1 (the failing kernel named where it fails)",
     "report-no-cudnn": "the report under torch.backends.cudnn.flags(enabled=False)",
     "grad-only": "the report's first batch, loss and weight decay: one create_graph gradient, no Lanczos",
-    "class-targets": "the report's first batch with class targets instead of soft ones, no weight decay",
-    "soft-targets": "the report's first batch, soft targets, no weight decay",
+    "class-targets": "the report's first batch, class targets (the tiny recipe mixes none), no weight decay",
+    "soft-targets": "the report's first batch, its labels as soft targets smoothed by 0.1, no weight decay",
     "weight-decay": "the report's first batch, class targets plus the weight-decay term",
-    "float64": "the report's first batch, soft targets and weight decay, the model and the batch in float64",
+    "float64": "the report's first batch, class targets and weight decay, the model and the batch in float64",
     "plain-batch": "un-augmented training images, class targets, no weight decay (the case that passed)",
     "vit-report": "the ViT's spectrum report (it passed)",
 }
@@ -76,7 +76,8 @@ def _variant(name: str, device: str) -> None:
     if name == "plain-batch":
         x, labels = inp.train.batch(torch.arange(settings.hessian_batch_size))
     wd = inp.loss.weight_decay + inp.loss.shift
-    target, decay = {"grad-only": (target, wd), "class-targets": (labels, 0.0), "soft-targets": (target, 0.0),
+    soft = torch.nn.functional.one_hot(labels, data.num_classes).float() * 0.9 + 0.1 / data.num_classes
+    target, decay = {"grad-only": (target, wd), "class-targets": (labels, 0.0), "soft-targets": (soft, 0.0),
                      "weight-decay": (labels, wd), "plain-batch": (labels, 0.0), "float64": (target, wd)}[name]  # fmt: skip
     model, dtype = inp.model, torch.float32
     if name == "float64":

@@ -21,8 +21,8 @@ __all__ = ["ModelUnderTest", "anatomy_on_cpu"]
 def anatomy_on_cpu(model: nn.Module) -> Anatomy:
     """The anatomy of ``model`` traced on the CPU, the model then moved back to the device it came from.
 
-    The mapper builds its probe batch on the model's device, but the one traced forward pass is cheap on the CPU and
-    leaves a GPU's memory to the measurements. An anatomy holds module paths and layouts only, no tensors: it is the
+    The mapper could trace on any device (it draws its probe batch on the CPU and moves it to the model's), but the
+    one traced forward pass is cheap on the CPU and leaves a GPU's memory to the measurements. An anatomy holds module paths and layouts only, no tensors: it is the
     same whichever device traced it.
     """
     device = device_of(model)
