@@ -32,9 +32,9 @@ def randaugment(images: torch.Tensor, generator: torch.Generator, num_ops: int =
     (on the CPU: the same draws on every device), as torchvision's ``v2.RandAugment`` draws them per image; then at
     each step the images that drew the same operation and sign go through it together, one call for each (at most
     22 per step: 9 signed operations with two signs, 4 unsigned, Identity none; a loop over the images made one per
-    image and operation). The groups' indices go to the
-    device in one copy for the batch, not one for each group: a copy from pageable host memory waits for the
-    device's queue, so each would stall the operations launched before it."""
+    image and operation). The groups' indices go to the device in one copy for the batch, not one for each group: a
+    copy from pageable host memory waits for the device's queue, so each would stall the operations launched before
+    it."""
     from torchvision.transforms import v2
 
     # torchvision keeps its table of operations and their dispatcher private; calling them (rather than copying the

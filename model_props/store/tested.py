@@ -22,8 +22,8 @@ def anatomy_on_cpu(model: nn.Module) -> Anatomy:
     """The anatomy of ``model`` traced on the CPU, the model then moved back to the device it came from.
 
     The mapper could trace on any device (it draws its probe batch on the CPU and moves it to the model's), but the
-    one traced forward pass is cheap on the CPU and leaves a GPU's memory to the measurements. An anatomy holds module paths and layouts only, no tensors: it is the
-    same whichever device traced it.
+    one traced forward pass is cheap on the CPU and leaves a GPU's memory to the measurements. An anatomy holds
+    module paths and layouts only, no tensors: it is the same whichever device traced it.
     """
     device = device_of(model)
     if device.type == "cpu":
