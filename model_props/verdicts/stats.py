@@ -21,16 +21,12 @@ interval depends on what the verdict is about (its *scope*):
   (:func:`paired_interval`). Welch's interval (:func:`welch_interval`) is only for two groups that share nothing
   (a user's checkpoints against a reference's study seeds).
 
-Verdicts (:func:`decide`): *supported* when the interval lies on the claimed side of the threshold,
-*contradicted* when it lies on the other side, else *inconclusive*. Within a claim, parts are combined by an
-intersection-union rule (supported only when every applicable part is) and contradictions are controlled by
-Holm's step-down procedure (:func:`holm`) on one-sided p-values (:meth:`Estimate.p_value`) at level
-(1 - confidence) / 2, the one-sided level that matches the two-sided interval. An inconclusive part reports its
-minimum detectable effect (:func:`~.effects.minimum_detectable_effect`): how far from the threshold a true effect must lie
-for this design to decide it with 80 % power.
-
-A new seed's estimate is predicted by :func:`prediction_interval` (mean +- t s sqrt(1 + 1/k)), which checks the
-seed study's held-out seeds and a live run's own seed. All resampling uses ``numpy.random.Generator(seed)``.
+Verdicts (:func:`decide`): *supported* when the interval lies on the claimed side of the threshold, *contradicted*
+when it lies on the other side, else *inconclusive*. Within a claim, parts are combined by an intersection-union
+rule (supported only when every applicable part is) and contradictions are controlled by Holm's step-down procedure
+(:func:`holm`) on one-sided p-values (:meth:`Estimate.p_value`) at level (1 - confidence) / 2, the one-sided level
+that matches the two-sided interval; an inconclusive part reports its minimum detectable effect at 80 % power
+(:func:`~.effects.minimum_detectable_effect`). All resampling uses ``numpy.random.Generator(seed)``.
 """
 
 from __future__ import annotations
@@ -106,11 +102,9 @@ class Estimate:
         return (self.high - self.low) / (2.0 * NormalDist().inv_cdf(0.5 + self.level / 2.0))
 
     def at_look(self, critical: float, look: int, sizes: Sequence[int]) -> Estimate:
-        """This estimate on the first ``sizes[look]`` units as look ``look`` of a group-sequential design: the
-        repeated interval ``value +- critical x se`` (:mod:`.sequential`), se the bootstrap's standard error scaled
-        by sqrt(n / (n - 1)) to the t standard error that ``critical`` is carried to: the bootstrap variance of a
-        mean is the plug-in (n - 1) / n of s^2 / n (Efron & Tibshirani 1993, Ch. 5), which at a look of 4 Hessian
-        batches would leave the rule liberal."""
+        """Look ``look`` of a group-sequential design over ``sizes`` (:mod:`.sequential`): value +- critical x se, se
+        the bootstrap's x sqrt(n / (n - 1)), the t SE ``critical`` is carried to (a bootstrap variance of a mean is
+        the plug-in (n - 1) / n of s^2 / n: Efron & Tibshirani 1993, Ch. 5; liberal at 4 Hessian batches a look)."""
         n = sizes[look]
         if self.n != n:
             raise ValueError(f"look {look + 1} reads {n} units, and this estimate is over {self.n}")
