@@ -1,6 +1,6 @@
 """Executors on Dask: training and measuring on a 2-worker local cluster equal the in-process run to the bit; a worker
-killed while it trains is replaced and its task retried; a cluster that cannot run the tasks is refused in one
-line."""
+killed while it trains is replaced and its task retried; a task that kills every worker it runs on stops a session's
+training ahead in one line, and the session goes on; a cluster that cannot run the tasks is refused in one line."""
 
 from __future__ import annotations
 
@@ -125,6 +125,45 @@ def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(fresh_
     assert list(done) == [0] and done[0]["step"] == 150 and not done[0]["from_cache"], "trained again, whole"
     assert is_cached(SLOW, cache), "one whole entry"
     assert not list((cache / "models" / "test").glob("*.tmp")), "no temporary file left behind"
+
+
+# A session's conftest: every training task kills its worker at once, as a native abort does (CUDA's "device-side
+# assert", issue 47), and Dask gives a task up at its first dead worker (its default retries three times more)
+DYING_WORKERS = """
+import signal
+
+import dask
+
+import model_props.training.parallel as parallel
+
+
+def dies(*args):
+    signal.raise_signal(signal.SIGABRT)
+
+
+parallel.train_until = dies
+dask.config.set({"distributed.scheduler.allowed-failures": 0})
+"""
+
+
+def test_a_task_that_kills_every_worker_stops_the_training_ahead_in_one_line_and_the_session_goes_on(
+    pytester, fresh_cache
+):
+    """The training ahead of a session's tests (on two local workers: the tiny profile's ViT and ResNet) ends in
+    Dask's ``KilledWorker``; the session says so in one line, and its tests run (here they read no model)."""
+    (pytester.path / "recipes").mkdir()
+    (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
+    pytester.makeconftest(DYING_WORKERS)  # imported by the workers too: the session's sys.path is theirs
+    pytester.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", "--claims-profile=tiny",
+                                           "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}")  # fmt: skip
+    result.assert_outcomes(passed=2)
+    result.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *"])
+    stopped = [line for line in result.stderr.lines if "training ahead of the tests stopped" in line]
+    assert len(stopped) == 1 and stopped[0].startswith(
+        "model-props: training ahead of the tests stopped (KilledWorker: "
+    )
+    assert stopped[0].endswith("; each test trains and measures what it needs"), stopped[0]
 
 
 def test_workers_running_another_source_are_refused_before_any_task(tmp_path, cluster, monkeypatch):
