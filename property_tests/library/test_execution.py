@@ -155,8 +155,10 @@ def test_a_task_that_kills_every_worker_stops_the_training_ahead_in_one_line_and
     (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
     pytester.makeconftest(DYING_WORKERS)  # imported by the workers too: the session's sys.path is theirs
     pytester.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", "--claims-profile=tiny",
-                                           "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}")  # fmt: skip
+    # two workers named, so that a one-core machine trains ahead too
+    options = ["--claims-profile=tiny", "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}",
+               "--claims-workers=2"]  # fmt: skip
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", *options)
     result.assert_outcomes(passed=2)
     result.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *"])
     stopped = [line for line in result.stderr.lines if "training ahead of the tests stopped" in line]
