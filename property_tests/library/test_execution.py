@@ -127,8 +127,8 @@ def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(fresh_
     assert not list((cache / "models" / "test").glob("*.tmp")), "no temporary file left behind"
 
 
-# A session's conftest: every training task kills its worker at once, as a native abort does (CUDA's "device-side
-# assert", issue 47), and Dask gives a task up at its first dead worker (its default retries three times more)
+# A session's conftest: every training task kills its worker at once, as a native abort does (the ResNet spectrum's
+# on CUDA, issue 47), and Dask gives a task up at its first dead worker (its default retries three times more)
 DYING_WORKERS = """
 import signal
 
