@@ -86,8 +86,8 @@ class NotApplicable(MeasurementError):
 
 
 class ExecutorError(ModelPropsError):
-    """A cluster cannot run the tasks: its scheduler is unreachable, a worker cannot write the cache, or a
-    worker runs another model-props source."""
+    """A cluster cannot run the tasks: its scheduler is unreachable, a worker cannot write the cache, a worker
+    runs another model-props source, or a task killed every worker that ran it (:mod:`model_props.store.lost`)."""
 
 
 def choices(values: Iterable[str]) -> str:

@@ -108,10 +108,14 @@ class Executor:
     def workers(self) -> int:
         return 1 if self.client is None else len(self.client.scheduler_info()["workers"])
 
-    def map(self, fn: Callable[[Item], T], items: Iterable[Item]) -> Iterator[tuple[Item, T]]:
+    def map(
+        self, fn: Callable[[Item], T], items: Iterable[Item], lost: Callable[[Item, BaseException], None] | None = None
+    ) -> Iterator[tuple[Item, T]]:
         """Check the workers and submit every task now; then yield ``(item, fn(item))`` as each finishes (here:
         in order, as the iterator is read). ``fn`` must be picklable (a top-level function or a
-        ``functools.partial`` of one). A task's exception is raised here, after the other tasks are cancelled."""
+        ``functools.partial`` of one). A task's exception is raised here, after the other tasks are cancelled;
+        with ``lost``, a task that killed every worker that ran it (Dask's ``KilledWorker``: a native abort, or
+        a worker out of memory, each time) is given to ``lost(item, error)`` instead, and the other tasks go on."""
         items = list(items)
         module = task_module(fn)
         expected = _identity(module)
@@ -126,15 +130,25 @@ class Executor:
             ): i
             for i, item in enumerate(items)
         }
-        return self._as_completed(futures, items)
+        return self._as_completed(futures, items, lost)
 
-    def _as_completed(self, futures: dict[Any, int], items: list[Any]) -> Iterator[tuple[Any, Any]]:
-        from distributed import as_completed
+    def _as_completed(
+        self, futures: dict[Any, int], items: list[Any], lost: Callable[[Any, BaseException], None] | None
+    ) -> Iterator[tuple[Any, Any]]:
+        from distributed import KilledWorker, as_completed
 
         assert self.client is not None
         try:
             for future in as_completed(futures):
-                yield items[futures[future]], future.result()
+                item = items[futures[future]]
+                try:
+                    result = future.result()
+                except KilledWorker as exc:
+                    if lost is None:
+                        raise
+                    lost(item, exc)
+                    continue
+                yield item, result
         finally:
             self.client.cancel(list(futures))
 

@@ -145,7 +145,10 @@ def pretrain(
     core, or :data:`CUDA_WORKERS` sharing one CUDA device); otherwise the session trains and measures lazily, one
     model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is
     measured by the test that reads it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first
-    about how long the training takes on this machine (:func:`estimated_seconds`; a local executor on the CPU only)."""
+    about how long the training takes on this machine (:func:`estimated_seconds`; a local executor on the CPU only).
+    A task that kills every worker that runs it is said in one line and kept in ``store.lost``
+    (:class:`~model_props.store.lost.LostTasks`), so that the tests that need it fail in one line each instead of
+    running it again in their own process; the other tasks go on."""
     from ..execution import executor  # Dask: imported only when a session trains ahead
     from ..training.parallel import train_until
     from ..training.schedule import longest_first
@@ -171,22 +174,33 @@ def pretrain(
     trained = {r.name for r in todo if r.seed == store.recipe(r.name).seed}  # not the independent runs
     ahead = [r for r in reproduction_reads(store, reproduced) if r[1] in trained]
     measure = functools.partial(measure_report, s)
+
+    def lost_training(recipe: Recipe, error: BaseException) -> None:
+        store.notify(store.lost.training(recipe, error))
+
+    def lost_report(request: Request, error: BaseException) -> None:
+        store.notify(store.lost.report(request, error))
+
+    done_training: list[str] = []
     with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
         measuring = []  # each model's reports are submitted as it is trained: a worker free of training measures
-        for recipe, metrics in runner.map(train, todo):  # (the training tasks, submitted first, run first)
+        for recipe, metrics in runner.map(train, todo, lost_training):  # (the training tasks, submitted first)
+            done_training.append(recipe.name)
             store.notify(
                 f"trained {recipe.name}{_seed_label(store, recipe)} in {metrics['train_seconds']:.0f} s: "
                 f"test accuracy {metrics['test_accuracy']:.3f} at its {metrics['checkpoint']} checkpoint"
             )
             if recipe.name in trained and recipe.seed == store.recipe(recipe.name).seed:
                 if reads := [r for r in ahead if r[1] == recipe.name]:
-                    measuring.append(runner.map(measure, reads))
+                    measuring.append(runner.map(measure, reads, lost_report))
         if ahead:
             store.notify(
                 f"measuring {len(ahead)} reports that the reproduction tests read, {where} (begun as each "
                 "model was trained)"
             )
+            done = 0  # of the reports submitted: none of a model whose training was lost, none lost
             for done, _ in enumerate(itertools.chain.from_iterable(measuring), start=1):
-                if done % 10 == 0 or done == len(ahead):
+                if done % 10 == 0 and done < len(ahead):
                     store.notify(f"measured {done} of {len(ahead)} reports")
-    return [r.name for r in todo]
+            store.notify(f"measured {done} of {len(ahead)} reports")
+    return done_training

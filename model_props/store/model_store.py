@@ -26,6 +26,7 @@ from ..verdicts.snapshot import Snapshot, load_snapshot
 from ..verdicts.study import SeedStudy, load_study
 from ..zoo import build_model, check_model, parse_spec
 from ..zoo.pretrained import parse_pretrained
+from .lost import LostTasks
 from .pairs import measured, pair_reports
 from .pretrained import FolderData, pretrained_under_test
 from .samples import identity, sample_seed
@@ -58,6 +59,7 @@ class ModelStore:
     _stats: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
     _folders: dict[str, FolderData] = field(default_factory=dict)  # the image folders of pretrained models
     _architectures: dict[str, Anatomy] = field(default_factory=dict)  # untrained builds' anatomies, by recipe
+    lost: LostTasks = field(default_factory=LostTasks)  # what killed every worker that ran it ahead of the tests
 
     @property
     def profile(self) -> Profile:
@@ -153,8 +155,7 @@ class ModelStore:
         return "final" if "final" in self.checkpoints_needed.get(name, {"final"}) else "warmup"
 
     def get(self, name: str, checkpoint: Checkpoint = "final") -> ModelUnderTest:
-        """The model ``name`` at ``checkpoint`` (a user's --checkpoint is the one state there is of its model;
-        of several, the first)."""
+        """The model ``name`` at ``checkpoint`` (a user's --checkpoint is its one state; of several, the first)."""
         key = (name, "final" if name in self.settings.checkpoints else checkpoint)
         if key not in self._models:
             self._models[key] = self._build(name, checkpoint)
@@ -191,6 +192,7 @@ class ModelStore:
         units: once a session, and from the measurement cache when its inputs did not change."""
         key = (tested.identity, kind, upto)  # a model without an identity (None) is measured each time
         if tested.identity is None or key not in self._reports:
+            self.lost.check_report(tested, kind)
             base, _, partner = kind.partition("@")  # "cross@resnet": a pair report against the recipe resnet
             report = pair_reports(self, tested, base, partner) if partner else measured(self, kind, tested, upto=upto)
             if tested.identity is None:
@@ -227,6 +229,7 @@ class ModelStore:
             if name not in self.profile.recipes:
                 parse_spec(name)
             recipe = self.recipe(name)
+            self.lost.check_training(recipe)
             train = functools.partial(
                 get_trained,
                 recipe,
@@ -273,9 +276,8 @@ class ModelStore:
         load_user_checkpoint(model, path)
         check_model(model)
         model.to(self.settings.device).eval()
-        tested = ModelUnderTest(
-            label, model, anatomy_on_cpu(model), {}, None, path, sha256_file(path), dataset=data.name
-        )
+        sha256 = sha256_file(path)
+        tested = ModelUnderTest(label, model, anatomy_on_cpu(model), {}, None, path, sha256, dataset=data.name)
         fit = self.report_for(tested, "fit")  # the test images the claims read; cached by the weights' sha256
         tested.metrics.update(test_accuracy=fit.accuracy(), test_nll=fit.nll())
         return tested

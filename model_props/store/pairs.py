@@ -38,12 +38,14 @@ if TYPE_CHECKING:
     from ..measurements.registry import MeasureInput
     from ..training.profiles import Profile
     from ..training.recipes import MeasurementSettings
+    from .lost import LostTasks
 
 
 class Store(Protocol):
     """What this module reads of :class:`~.model_store.ModelStore` (not imported: the store imports this module)."""
 
     settings: Settings
+    lost: LostTasks
 
     @property
     def profile(self) -> Profile: ...
@@ -134,6 +136,7 @@ def independent_run(store: Store, recipe: Recipe, checkpoint: Checkpoint) -> Mod
 
     def train() -> ModelUnderTest:
         s = store.settings
+        store.lost.check_training(run)
         trained = get_trained(
             run, cache_dir=s.cache_dir, data_root=s.data_root, data=store.dataset(run.dataset),
             device=s.device, progress=s.progress, checkpoint=checkpoint,

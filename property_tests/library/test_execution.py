@@ -1,6 +1,7 @@
 """Executors on Dask: training and measuring on a 2-worker local cluster equal the in-process run to the bit; a worker
-killed while it trains is replaced and its task retried; a task that kills every worker it runs on stops a session's
-training ahead in one line, and the session goes on; a cluster that cannot run the tasks is refused in one line."""
+killed while it trains is replaced and its task retried; a task that kills every worker it runs on fails what needs
+it in one line, and the session goes on, as it does after any other error of the work ahead of its tests; a cluster
+that cannot run the tasks is refused in one line."""
 
 from __future__ import annotations
 
@@ -127,45 +128,133 @@ def test_a_worker_killed_while_it_trains_is_replaced_and_its_task_retried(fresh_
     assert not list((cache / "models" / "test").glob("*.tmp")), "no temporary file left behind"
 
 
-# A session's conftest: every training task kills its worker at once, as a native abort does (the ResNet spectrum's
-# on CUDA, issue 47), and Dask gives a task up at its first dead worker (its default retries three times more)
+# A session's conftest: training the ResNet kills its worker at once, as a native abort does (the ResNet spectrum's
+# on CUDA, issue 47), and so does measuring the ViT's fit report ahead of the tests (read as a reproduction test
+# would); both abort in the test process too, where the session would end if it ran them again. Dask gives a task up
+# at its first dead worker (its default retries three times more). The patches reach the workers with the task
+# functions pickled from this module, which each worker imports.
 DYING_WORKERS = """
 import signal
 
 import dask
 
+import model_props.session.pretraining as pretraining
+import model_props.store.model_store as model_store
+import model_props.store.pairs as pairs
 import model_props.training.parallel as parallel
 
-
-def dies(*args):
-    signal.raise_signal(signal.SIGABRT)
+trains, gets, measures, measured = parallel.train_until, model_store.get_trained, pretraining.measure_report, pairs.measure
 
 
-parallel.train_until = dies
+def train_until(cache, root, until, device, recipe):
+    if recipe.name == "resnet":
+        signal.raise_signal(signal.SIGABRT)
+    return trains(cache, root, until, device, recipe)
+
+
+def get_trained(recipe, **kwargs):
+    if recipe.name == "resnet":
+        signal.raise_signal(signal.SIGABRT)
+    return gets(recipe, **kwargs)
+
+
+def measure_report(settings, request):
+    if request[2] == "fit":
+        signal.raise_signal(signal.SIGABRT)
+    return measures(settings, request)
+
+
+def measure(kind, *args, **kwargs):
+    if kind == "fit":
+        signal.raise_signal(signal.SIGABRT)
+    return measured(kind, *args, **kwargs)
+
+
+def reads(store, references):
+    return [(store.recipe("vit").seed, "vit", "fit", "final")]
+
+
+parallel.train_until, model_store.get_trained, pretraining.measure_report = train_until, get_trained, measure_report
+pairs.measure, pretraining.reproduction_reads = measure, reads
 dask.config.set({"distributed.scheduler.allowed-failures": 0})
 """
 
+MODEL_TESTS = """
+import pytest
 
-def test_a_task_that_kills_every_worker_stops_the_training_ahead_in_one_line_and_the_session_goes_on(
-    pytester, fresh_cache
-):
-    """The training ahead of a session's tests (on two local workers: the tiny profile's ViT and ResNet) ends in
-    Dask's ``KilledWorker``; the session says so in one line, and its tests run (here they read no model)."""
+from model_props.errors import ExecutorError
+
+
+def test_model(model_under_test):
+    assert model_under_test.model is not None
+
+
+def test_fit(model_store):
+    with pytest.raises(ExecutorError, match="^measuring the fit report of vit .* killed every worker that ran it: "
+                       "not measured again in this process, which it would end too; run it alone on one worker"):
+        model_store.report("vit", "fit")
+"""
+
+
+def test_a_task_that_kills_every_worker_fails_what_needs_it_in_one_line_and_the_session_goes_on(pytester, fresh_cache):
+    """On two local workers (the tiny profile's ViT and ResNet), training the ResNet and then measuring the ViT's fit
+    report ahead of the tests each end in Dask's ``KilledWorker``; the session says so in one line each, trains the
+    ViT, and the tests that need either fail in one line without running it again in the session's process."""
     (pytester.path / "recipes").mkdir()
     (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
     pytester.makeconftest(DYING_WORKERS)  # imported by the workers too: the session's sys.path is theirs
-    pytester.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
+    pytester.makepyfile(test_models=MODEL_TESTS)
     # two workers named, so that a one-core machine trains ahead too
     options = ["--claims-profile=tiny", "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}",
                "--claims-workers=2"]  # fmt: skip
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", *options)
+    result.assert_outcomes(passed=2, errors=1)  # the ViT's model and the fit test; the ResNet's model
+    how = "run it alone on one worker (pytest --claims-workers=1, model-props train --workers 1) to see the failure"
+    result.stderr.fnmatch_lines([
+        "model-props: training 2 models, 2 at a time: *",
+        "model-props: training resnet (seed 100) killed every worker that ran it (KilledWorker); what needs it fails "
+        f"in one line instead of running it in this process: {how}",
+        "model-props: trained vit in * s: *",
+        "model-props: measuring the fit report of vit (seed 100, final) killed every worker that ran it "
+        f"(KilledWorker); what needs it fails in one line instead of running it in this process: {how}",
+        "model-props: measured 0 of 1 reports",
+    ], consecutive=False)  # fmt: skip
+    result.stdout.fnmatch_lines([
+        "ExecutorError: training resnet (seed 100) killed every worker that ran it: not run again in this "
+        f"process, which it would end too; {how}",
+    ])  # fmt: skip
+    assert "training ahead of the tests stopped" not in result.stderr.str()
+
+
+# A session's conftest: every training task fails in its worker with an error of its own (a full disk, say)
+FAILING_TRAINING = """
+import model_props.training.parallel as parallel
+
+
+def fails(*args):
+    raise OSError("No space left on device")
+
+
+parallel.train_until = fails
+"""
+
+
+def test_a_task_that_fails_stops_the_training_ahead_in_one_line_and_the_session_goes_on(pytester, fresh_cache):
+    """Any other error of a task ahead of the tests (here each training task's) stops the training ahead in one
+    line; the tests then train and measure what they need in the session's process (here they read no model)."""
+    (pytester.path / "recipes").mkdir()
+    (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
+    pytester.makeconftest(FAILING_TRAINING)
+    pytester.makepyfile(test_models="def test_model(model_name):\n    assert model_name\n")
+    options = ["--claims-profile=tiny", "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}",
+               "--claims-workers=2"]  # fmt: skip
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:allure_pytest", *options)
     result.assert_outcomes(passed=2)
-    result.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *"])
     stopped = [line for line in result.stderr.lines if "training ahead of the tests stopped" in line]
-    assert len(stopped) == 1 and stopped[0].startswith(
-        "model-props: training ahead of the tests stopped (KilledWorker: "
-    )
-    assert stopped[0].endswith("; each test trains and measures what it needs"), stopped[0]
+    assert stopped == [
+        "model-props: training ahead of the tests stopped (OSError: No space left on device); each test trains and "
+        "measures what it needs"
+    ]
 
 
 def test_workers_running_another_source_are_refused_before_any_task(tmp_path, cluster, monkeypatch):

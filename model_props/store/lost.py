@@ -1,0 +1,54 @@
+"""The tasks a session ran ahead of its tests that killed every worker that ran them (Dask's ``KilledWorker``, once
+a task's allowed failures are spent: a native abort, such as the CUDA one of the ResNet's Hessian spectrum seen on
+an H100, or a worker out of memory), and the one-line error each test that needs one gets in its place. Run again
+in the test process, such a task would end that process too, and with it every test after it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ExecutorError
+from ..training.recipes import Recipe
+from .tested import ModelUnderTest
+
+__all__ = ["LostTasks"]
+
+INSTEAD = "what needs it fails in one line instead of running it in this process"
+# with one worker, the task runs in the process that asks for it, where its failure shows
+HOW_TO_SEE = "run it alone on one worker (pytest --claims-workers=1, model-props train --workers 1) to see the failure"
+
+
+@dataclass
+class LostTasks:
+    """What was lost, by ``(recipe name, training seed)`` for a training run and ``(recipe name, training seed,
+    report kind, checkpoint)`` for a report; each with its one-line reason."""
+
+    reasons: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+
+    def training(self, recipe: Recipe, error: BaseException) -> str:
+        """Record that training ``recipe`` killed its workers (``error``); the line the session says."""
+        why = f"training {recipe.name} (seed {recipe.seed}) killed every worker that ran it"
+        self.reasons[(recipe.name, recipe.seed)] = why
+        return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
+
+    def report(self, request: tuple[int, str, str, str], error: BaseException) -> str:
+        """Record that measuring ``request`` ((seed, name, kind, checkpoint)) killed its workers; the line said."""
+        seed, name, kind, checkpoint = request
+        why = f"measuring the {kind} report of {name} (seed {seed}, {checkpoint}) killed every worker that ran it"
+        self.reasons[(name, seed, kind, checkpoint)] = why
+        return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
+
+    def check_training(self, recipe: Recipe) -> None:
+        """Refuse, in one line, to train ``recipe`` in this process where training it killed the workers."""
+        if (why := self.reasons.get((recipe.name, recipe.seed))) is not None:
+            raise ExecutorError(f"{why}: not run again in this process, which it would end too; {HOW_TO_SEE}")
+
+    def check_report(self, tested: ModelUnderTest, kind: str) -> None:
+        """Refuse, in one line, to measure ``tested``'s ``kind`` report where measuring it killed the workers (a
+        mutant is another model: its reports are not refused)."""
+        recipe = tested.recipe
+        if recipe is None or tested.mutation is not None:
+            return
+        checkpoint = "warmup" if tested.checkpoint_name == "warmup" else "final"
+        if (why := self.reasons.get((recipe.name, recipe.seed, kind, checkpoint))) is not None:
+            raise ExecutorError(f"{why}: not measured again in this process, which it would end too; {HOW_TO_SEE}")
