@@ -30,14 +30,14 @@ import dataclasses
 import functools
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..claims import Claim, Part, get_claim, list_claims
 from ..config.settings import Settings
-from ..errors import NotApplicable
+from ..errors import NotApplicable, StudyError
 from ..execution import executor
 from ..provenance import provenance
 from ..store.model_store import ModelStore, sample_seed
@@ -182,6 +182,19 @@ def merge_seeds(
     return {"recipes": recipes, "claims": claims}
 
 
+def _stops(task: Callable[[Any], str]) -> Callable[[Any, BaseException], None]:
+    """What a study does with a task that killed every worker that ran it (Dask's ``KilledWorker``: a native abort,
+    or memory): it stops, in one line naming the task (``task(item)``), since a seed would lack what it computes."""
+
+    def stop(item: Any, error: BaseException) -> None:
+        raise StudyError(
+            f"{task(item)} killed every worker that ran it ({type(error).__name__}): the study stops, since its seeds "
+            "would lack it; run it alone on one worker (--workers 1) to see the failure"
+        )
+
+    return stop
+
+
 def study_estimates(settings: Settings, seeds: Sequence[int], names: Sequence[str], only: Sequence[str] | None = None,
                     threads: int | None = None) -> dict[int, dict[str, Any]]:  # fmt: skip
     """Per seed, :func:`seed_estimates`: recipes ``names`` trained with each seed and every report the claims read
@@ -201,14 +214,17 @@ def study_estimates(settings: Settings, seeds: Sequence[int], names: Sequence[st
         device=settings.device,
         cache_dir=settings.cache_dir,
     ) as runner:
-        for recipe, result in runner.map(train, runs):
+        for recipe, result in runner.map(train, runs, _stops(lambda r: f"training {r.name} seed {r.seed}")):
             print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
                   f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
         requests = [r for seed in seeds for r in reports_read(settings, seed, only)]
-        for done, _ in enumerate(runner.map(functools.partial(measure_report, settings), requests), start=1):
+        measure = functools.partial(measure_report, settings)
+        stop = _stops(lambda r: f"measuring the {r[2]} report of {r[1]} seed {r[0]} ({r[3]})")
+        for done, _ in enumerate(runner.map(measure, requests, stop), start=1):
             if done % 10 == 0 or done == len(requests):
                 print(f"measured {done} of {len(requests)} reports", flush=True)
-        for seed, result in runner.map(functools.partial(seed_estimates, settings, only=only), seeds):
+        estimate = functools.partial(seed_estimates, settings, only=only)
+        for seed, result in runner.map(estimate, seeds, _stops(lambda seed: f"estimating seed {seed}")):
             estimates[seed] = result
             print(f"measured seed {seed}", flush=True)
     return estimates

@@ -13,14 +13,18 @@ import signal
 import time
 from pathlib import Path
 
+import dask
 import numpy as np
 import pytest
 from tiny_resnet import TINY_RESNET_ARCH  # this folder is on sys.path (pytest's "prepend" import mode)
 
 import model_props.execution.backends as backends
 from model_props.config.settings import Settings
+from model_props.errors import StudyError
 from model_props.execution import ExecutorError, executor
 from model_props.store.tasks import measure_report
+from model_props.study import run
+from model_props.study.run import study_estimates
 from model_props.training.checkpoints import is_cached
 from model_props.training.parallel import train_until
 from model_props.training.profiles import RecipeSource
@@ -255,6 +259,25 @@ def test_a_task_that_fails_stops_the_training_ahead_in_one_line_and_the_session_
         "model-props: training ahead of the tests stopped (OSError: No space left on device); each test trains and "
         "measures what it needs"
     ]
+
+
+def _aborts(*args):
+    """A task that kills its worker, as a native abort does (the workers import this module to unpickle it)."""
+    signal.raise_signal(signal.SIGABRT)
+
+
+def test_a_task_that_kills_every_worker_stops_a_study_in_one_line(tmp_path, fresh_cache, monkeypatch):
+    """A seed study on two local workers whose every training task aborts stops in one line naming the task: a seed
+    would lack what it computes."""
+    (tmp_path / "tiny.toml").write_text(TINY)
+    settings = Settings(profile="tiny", recipes=RecipeSource(tmp_path), cache_dir=fresh_cache("cache"), progress=False,
+                        workers=2)  # fmt: skip
+    monkeypatch.setattr(run, "train_until", _aborts)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # Dask's default retries three times more
+        with pytest.raises(StudyError, match=r"^training (vit|resnet) seed 0 killed every worker that ran it "
+                           r"\(KilledWorker\): the study stops, since its seeds would lack it; run it alone on one "
+                           r"worker \(--workers 1\) to see the failure$"):  # fmt: skip
+            study_estimates(settings, [0], ["vit", "resnet"])
 
 
 def test_workers_running_another_source_are_refused_before_any_task(tmp_path, cluster, monkeypatch):
