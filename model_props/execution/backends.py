@@ -253,7 +253,8 @@ def executor(
                 n_workers=workers,
                 threads_per_worker=1,  # one task at a time per worker; torch gets `shares` threads inside it
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=None,  # no dashboard; the scheduler's HTTP server (health, metrics) still
+                scheduler_kwargs={"dashboard_address": ":0"},  # listens: on a free port, not 8787 (a warning if taken)
                 silence_logs=logging.ERROR,
                 resources=resources,
             )

@@ -10,7 +10,9 @@ import importlib
 import json
 import os
 import signal
+import socket
 import time
+import warnings
 from pathlib import Path
 
 import dask
@@ -278,6 +280,19 @@ def test_a_task_that_kills_every_worker_stops_a_study_in_one_line(tmp_path, fres
                            r"\(KilledWorker\): the study stops, since its seeds would lack it; run it alone on one "
                            r"worker \(--workers 1\) to see the failure$"):  # fmt: skip
             study_estimates(settings, [0], ["vit", "resnet"])
+
+
+def test_a_local_cluster_takes_a_free_port_without_a_warning(tmp_path):
+    """Dask's default HTTP port (8787, often a user's own dashboard) taken: a local cluster starts, silently."""
+    with socket.socket() as taken:
+        try:
+            taken.bind(("", 8787))
+        except OSError:  # taken already (another cluster of this session): so much the better
+            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with executor(workers=2, threads=1, cache_dir=tmp_path) as runner:
+                assert runner.workers == 2
 
 
 def test_workers_running_another_source_are_refused_before_any_task(tmp_path, cluster, monkeypatch):
