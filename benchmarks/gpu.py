@@ -46,6 +46,9 @@ OUT = ROOT / "benchmarks" / "results" / "gpu.json"
 IMAGES = 500  # of the 224-px folder: 10 synsets x 50
 OUTCOME = re.compile(r" (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b")
 SUMMARY = re.compile(r"^=+ (.+ in [\d.]+s.*?) =+$")
+# a task of the work ahead of the tests that killed every worker that ran it (model_props/store/lost.py): a native
+# abort on CUDA, which the tests that need it then report as failed
+LOST = re.compile(r"^model-props: ((?:training|measuring) .+? killed every worker that ran it) \((\w+)\)", re.MULTILINE)
 DEADLINE_S = 480.0  # a lent GPU's command runs at most 10 minutes, the install and the JSON included
 PROGRESS_S = 15  # a phase's tests done are sampled this often, so that a run cut short shows where its time went
 COLLECTED = re.compile(r"collected (\d+) items?(?: / (\d+) deselected)?")
@@ -67,7 +70,8 @@ class Phase:
 
 
 def pytest_counts(log: str) -> dict:
-    """From a ``pytest -v`` log: tests collected (selected), done, per outcome, and the summary line."""
+    """From a ``pytest -v`` log: tests collected (selected), done, per outcome, the summary line, and the tasks ahead
+    of the tests that killed every worker that ran them (``lost``: what and the error, e.g. ``KilledWorker``)."""
     outcomes: dict[str, int] = {}
     for found in OUTCOME.finditer(log):
         outcomes[found[1].lower()] = outcomes.get(found[1].lower(), 0) + 1
@@ -75,7 +79,8 @@ def pytest_counts(log: str) -> dict:
     total = sum(int(n) - int(d or 0) for n, d in collected) if collected else None
     summary = [m[1] for line in log.splitlines() if (m := SUMMARY.match(line.strip()))]
     return {"collected": total, "done": sum(outcomes.values()), "outcomes": outcomes,
-            "summary": summary[-1] if summary else None}  # fmt: skip
+            "summary": summary[-1] if summary else None,
+            "lost": [f"{what} ({error})" for what, error in LOST.findall(log)]}  # fmt: skip
 
 
 def _phase_args(phase: str, work: Path) -> None:

@@ -54,6 +54,9 @@ def _alive(pid: int) -> bool:
 
 LOG = """\
 collected 4 items / 1 deselected / 3 selected
+model-props: training 2 models, 2 at a time: vit (final), resnet (final)
+model-props: measuring the spectrum report of resnet (seed 100, final) killed every worker that ran it (KilledWorker); \
+what needs it fails in one line instead of running it in this process: run it alone on one worker (...)
 property_tests/cuda/test_a.py::test_one PASSED                         [ 33%]
 property_tests/cuda/test_a.py::test_two FAILED                         [ 66%]
 property_tests/cuda/test_a.py::test_three SKIPPED (no CUDA)            [100%]
@@ -67,8 +70,11 @@ def test_pytest_counts_reads_a_verbose_log(gpu):
         "done": 3,
         "outcomes": {"passed": 1, "failed": 1, "skipped": 1},
         "summary": "1 failed, 1 passed, 1 skipped, 1 deselected in 0.12s",
+        "lost": [
+            "measuring the spectrum report of resnet (seed 100, final) killed every worker that ran it (KilledWorker)"
+        ],
     }
-    assert gpu.pytest_counts("") == {"collected": None, "done": 0, "outcomes": {}, "summary": None}
+    assert gpu.pytest_counts("") == {"collected": None, "done": 0, "outcomes": {}, "summary": None, "lost": []}
 
 
 def test_every_phase_ends_recorded_whatever_it_does(gpu, tmp_path, monkeypatch):
