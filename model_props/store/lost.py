@@ -11,11 +11,22 @@ from ..errors import ExecutorError
 from ..training.recipes import Recipe
 from .tested import ModelUnderTest
 
-__all__ = ["LostTasks"]
+__all__ = ["LostTasks", "report_task", "training_task"]
 
 INSTEAD = "what needs it fails in one line instead of running it in this process"
 # with one worker, the task runs in the process that asks for it, where its failure shows
 HOW_TO_SEE = "run it alone on one worker (pytest --claims-workers=1, model-props train --workers 1) to see the failure"
+
+
+def training_task(recipe: Recipe) -> str:
+    """A training task in words, as a session and a study name it: "training vit (seed 0)"."""
+    return f"training {recipe.name} (seed {recipe.seed})"
+
+
+def report_task(request: tuple[int, str, str, str]) -> str:
+    """A report task ``(seed, name, kind, checkpoint)`` in words: "measuring the fit report of vit (seed 0, final)"."""
+    seed, name, kind, checkpoint = request
+    return f"measuring the {kind} report of {name} (seed {seed}, {checkpoint})"
 
 
 @dataclass
@@ -27,14 +38,14 @@ class LostTasks:
 
     def training(self, recipe: Recipe, error: BaseException) -> str:
         """Record that training ``recipe`` killed its workers (``error``); the line the session says."""
-        why = f"training {recipe.name} (seed {recipe.seed}) killed every worker that ran it"
+        why = f"{training_task(recipe)} killed every worker that ran it"
         self.reasons[(recipe.name, recipe.seed)] = why
         return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
 
     def report(self, request: tuple[int, str, str, str], error: BaseException) -> str:
         """Record that measuring ``request`` ((seed, name, kind, checkpoint)) killed its workers; the line said."""
         seed, name, kind, checkpoint = request
-        why = f"measuring the {kind} report of {name} (seed {seed}, {checkpoint}) killed every worker that ran it"
+        why = f"{report_task(request)} killed every worker that ran it"
         self.reasons[(name, seed, kind, checkpoint)] = why
         return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
 
@@ -49,6 +60,5 @@ class LostTasks:
         recipe = tested.recipe
         if recipe is None or tested.mutation is not None:
             return
-        checkpoint = "warmup" if tested.checkpoint_name == "warmup" else "final"
-        if (why := self.reasons.get((recipe.name, recipe.seed, kind, checkpoint))) is not None:
+        if (why := self.reasons.get((recipe.name, recipe.seed, kind, tested.training_state))) is not None:
             raise ExecutorError(f"{why}: not measured again in this process, which it would end too; {HOW_TO_SEE}")

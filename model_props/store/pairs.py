@@ -105,10 +105,6 @@ def sample_size(store: Store, kind: str, tested: ModelUnderTest) -> int | None:
     return None if size is None else size(store.measure_input(tested), store.measurement_settings(tested))
 
 
-def _checkpoint(tested: ModelUnderTest) -> Checkpoint:
-    return "warmup" if tested.checkpoint_name == "warmup" else "final"
-
-
 def pair_reports(
     store: Store, tested: ModelUnderTest, kind: str, partner: str, *, stand_in: ModelUnderTest | None = None
 ) -> PairReports:
@@ -116,7 +112,7 @@ def pair_reports(
     control and against an untrained ``partner``, all on the same images (a pair kind of
     :mod:`model_props.measurements.registry`)."""
     control = seed_control(store, tested)  # first: a model without one (a user's single checkpoint) trains nothing
-    other = stand_in if stand_in is not None else independent_run(store, store.recipe(partner), _checkpoint(tested))
+    other = stand_in if stand_in is not None else independent_run(store, store.recipe(partner), tested.training_state)
     return PairReports(
         against=measured(store, kind, tested, other),
         control=measured(store, kind, tested, control),
@@ -159,7 +155,7 @@ def seed_control(store: Store, tested: ModelUnderTest) -> ModelUnderTest:
         replicas = store.replicas(tested.name)  # replica i is read against replica i + 1 (of k, cyclically)
         i = next((j for j, r in enumerate(replicas) if r.checkpoint_sha256 == tested.checkpoint_sha256), 0)
         return replicas[(i + 1) % len(replicas)]
-    return independent_run(store, tested.recipe, _checkpoint(tested))
+    return independent_run(store, tested.recipe, tested.training_state)
 
 
 def independent_runs(store: Store, names: list[str]) -> list[tuple[Recipe, Checkpoint]]:

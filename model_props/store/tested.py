@@ -14,6 +14,7 @@ from ..zoo import Classifier
 
 if TYPE_CHECKING:
     from ..training.checkpoints import TrainedModel
+    from ..training.loop import Checkpoint
 
 __all__ = ["ModelUnderTest", "anatomy_on_cpu"]
 
@@ -75,3 +76,9 @@ class ModelUnderTest:
         """Trained here by a recipe, so its warm-up and final checkpoints both exist (a --checkpoint is one
         state; a mutant keeps its base's)."""
         return self.recipe is not None or self.mutation is not None
+
+    @property
+    def training_state(self) -> Checkpoint:
+        """The state of training it is at: "warmup" for a warm-up checkpoint, else "final" (an independent run or a
+        seed control of it is taken at the same state)."""
+        return "warmup" if self.checkpoint_name == "warmup" else "final"

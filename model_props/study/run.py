@@ -40,6 +40,7 @@ from ..config.settings import Settings
 from ..errors import NotApplicable, StudyError
 from ..execution import executor
 from ..provenance import provenance
+from ..store.lost import report_task, training_task
 from ..store.model_store import ModelStore, sample_seed
 from ..store.tasks import Request, measure_report, seed_store
 from ..training.parallel import train_until
@@ -214,13 +215,12 @@ def study_estimates(settings: Settings, seeds: Sequence[int], names: Sequence[st
         device=settings.device,
         cache_dir=settings.cache_dir,
     ) as runner:
-        for recipe, result in runner.map(train, runs, _stops(lambda r: f"training {r.name} seed {r.seed}")):
+        for recipe, result in runner.map(train, runs, _stops(training_task)):
             print(f"trained {recipe.name} seed {recipe.seed}: test accuracy {result['test_accuracy']:.4f}"
                   f"{' (cache)' if result['from_cache'] else ''}", flush=True)  # fmt: skip
         requests = [r for seed in seeds for r in reports_read(settings, seed, only)]
         measure = functools.partial(measure_report, settings)
-        stop = _stops(lambda r: f"measuring the {r[2]} report of {r[1]} seed {r[0]} ({r[3]})")
-        for done, _ in enumerate(runner.map(measure, requests, stop), start=1):
+        for done, _ in enumerate(runner.map(measure, requests, _stops(report_task)), start=1):
             if done % 10 == 0 or done == len(requests):
                 print(f"measured {done} of {len(requests)} reports", flush=True)
         estimate = functools.partial(seed_estimates, settings, only=only)

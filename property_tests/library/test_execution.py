@@ -276,7 +276,7 @@ def test_a_task_that_kills_every_worker_stops_a_study_in_one_line(tmp_path, fres
                         workers=2)  # fmt: skip
     monkeypatch.setattr(run, "train_until", _aborts)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # Dask's default retries three times more
-        with pytest.raises(StudyError, match=r"^training (vit|resnet) seed 0 killed every worker that ran it "
+        with pytest.raises(StudyError, match=r"^training (vit|resnet) \(seed 0\) killed every worker that ran it "
                            r"\(KilledWorker\): the study stops, since its seeds would lack it; run it alone on one "
                            r"worker \(--workers 1\) to see the failure$"):  # fmt: skip
             study_estimates(settings, [0], ["vit", "resnet"])
