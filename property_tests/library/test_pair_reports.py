@@ -1,6 +1,6 @@
 """Pair reports (cross-model CKA of the model under test against another model, a seed control and an untrained
-null): their cache key, the null's initialisation, a stand-in for the other model, and claims 25 and 27's
-statistics against naive loops."""
+null): their cache key, the null's initialisation, a stand-in for the other model, the training state they are read
+at (and a lost report refused at it), and claims 25 and 27's statistics against naive loops."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from model_props.claims.raghu2021_similarity import (
     matched_depth,
     weighted_depth,
 )
-from model_props.errors import MeasurementError, NotApplicable
+from model_props.errors import ExecutorError, MeasurementError, NotApplicable
 from model_props.measurements.cross import CrossReport, PairReports
 from model_props.measurements.functional.cross import CrossMinibatchCKA
 from model_props.measurements.registry import measure
 from model_props.session.live import needs_switch, not_live_claim
+from model_props.store.lost import LostTasks
 from model_props.store.pairs import pair_reports, seed_control, untrained
 from model_props.zoo import build_model
 from model_props.zoo.pretrained import weights_sha256
@@ -209,3 +210,42 @@ def test_a_comparator_of_your_own_takes_the_partners_place_in_a_pair_claim(inpro
         against_smooth,
         against_resnet,
     )
+
+
+@pytest.mark.parametrize("state", ["warmup", "final"])
+def test_a_model_is_read_against_its_seed_control_and_partner_at_its_own_training_state(model_store, monkeypatch,
+                                                                                         state):  # fmt: skip
+    """A warm-up checkpoint's seed control and partner are independent runs at warm-up too, a final one's final:
+    a similarity across two training states would mix training progress into the similarity of two seeds."""
+    import model_props.store.pairs as pairs
+
+    tested = dataclasses.replace(model_store.get("vit"), checkpoint_name=state)
+    asked: list[tuple[str, str]] = []
+
+    def independent_run(store, recipe, checkpoint):
+        asked.append((recipe.name, checkpoint))
+        return recipe.name
+
+    monkeypatch.setattr(pairs, "independent_run", independent_run)
+    monkeypatch.setattr(pairs, "untrained", lambda store, name: f"untrained {name}")
+    monkeypatch.setattr(pairs, "measured", lambda store, kind, tested, other: other)  # nothing measured
+    reports = pair_reports(model_store, tested, "cross", "resnet")
+    assert (reports.against, reports.control, reports.null) == ("resnet", "vit", "untrained resnet")
+    assert asked == [("vit", state), ("resnet", state)]
+
+
+def test_a_lost_report_is_refused_at_the_training_state_it_was_lost_at_only(model_store):
+    """A report that killed every worker is refused for that model, kind and training state; another state or kind
+    of the model, or a mutant of it, is measured."""
+    final = model_store.get("vit")
+    warmup, seed = dataclasses.replace(final, checkpoint_name="warmup"), final.recipe.seed
+    lost = LostTasks()
+    said = lost.report((seed, "vit", "fit", "warmup"), RuntimeError("aborted"))
+    assert said.startswith(f"measuring the fit report of vit (seed {seed}, warmup) killed every worker that ran it "
+                           "(RuntimeError); ")  # fmt: skip
+    lost.check_report(final, "fit")
+    lost.check_report(warmup, "noise")
+    lost.check_report(dataclasses.replace(warmup, mutation="shuffle-patches"), "fit")
+    with pytest.raises(ExecutorError, match=r"^measuring the fit report of vit \(seed \d+, warmup\) killed every "
+                       "worker that ran it: not measured again in this process"):  # fmt: skip
+        lost.check_report(warmup, "fit")
