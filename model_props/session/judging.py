@@ -35,6 +35,7 @@ from ..store.pairs import pair_reports, sample_size
 from ..store.pretrained import folder_skip
 from ..store.tested import ModelUnderTest
 from ..study.canaries import judged_study
+from ..training.loop import Checkpoint
 from ..verdicts import Evidence, TestVerdict, gather_looks, judge, point_value
 from ..verdicts.evidence import AgainstSeeds, Measured, OnLooks, OnReports, PartEvidence, PerSeed, Skipped
 from ..verdicts.outcome import Expected
@@ -74,7 +75,7 @@ class _Live:
         self.store, self.tested, self.substitutes, self.route = store, tested, substitutes, route
         self.used: dict[tuple[str, str, str], Any] = {}
 
-    def model(self, name: str, checkpoint: str) -> ModelUnderTest:
+    def model(self, name: str, checkpoint: Checkpoint) -> ModelUnderTest:
         tested = self.tested
         if name in self.substitutes:
             return self.substitutes[name]
@@ -88,7 +89,7 @@ class _Live:
                 raise NotApplicable(f"it needs the end-of-warm-up weights of {name}, and a --checkpoint is one state of "
                                     "its weights; train it with the profile's custom recipe (no --checkpoint) to have "
                                     "both")  # fmt: skip
-        return self.store.get(name, "warmup" if checkpoint == "warmup" else "final")
+        return self.store.get(name, checkpoint)
 
     def measured(self, name: str | None, part: Part, upto: int | None = None) -> Measured:
         """The report a part reads of model ``name`` (a chunked kind's on its first ``upto`` sampling units)."""

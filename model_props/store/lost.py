@@ -11,7 +11,7 @@ from ..errors import ExecutorError
 from ..training.recipes import Recipe
 from .tested import ModelUnderTest
 
-__all__ = ["LostTasks", "report_task", "training_task"]
+__all__ = ["LostTasks", "killed", "report_task", "training_task"]
 
 INSTEAD = "what needs it fails in one line instead of running it in this process"
 # with one worker, the task runs in the process that asks for it, where its failure shows
@@ -29,29 +29,33 @@ def report_task(request: tuple[int, str, str, str]) -> str:
     return f"measuring the {kind} report of {name} (seed {seed}, {checkpoint})"
 
 
+def killed(task: str) -> str:
+    """That ``task`` (:func:`training_task`, :func:`report_task`) killed every worker that ran it: the words a
+    session and a study begin their line with."""
+    return f"{task} killed every worker that ran it"
+
+
 @dataclass
 class LostTasks:
-    """What was lost, by ``(recipe name, training seed)`` for a training run and ``(recipe name, training seed,
-    report kind, checkpoint)`` for a report; each with its one-line reason."""
+    """What was lost, by ``(recipe name, training seed)`` for a training run and by its request ``(training seed,
+    recipe name, report kind, checkpoint)`` for a report; each with its one-line reason."""
 
-    reasons: dict[tuple[str | int, ...], str] = field(default_factory=dict)
+    trainings: dict[tuple[str, int], str] = field(default_factory=dict)
+    reports: dict[tuple[int, str, str, str], str] = field(default_factory=dict)
 
     def training(self, recipe: Recipe, error: BaseException) -> str:
         """Record that training ``recipe`` killed its workers (``error``); the line the session says."""
-        why = f"{training_task(recipe)} killed every worker that ran it"
-        self.reasons[(recipe.name, recipe.seed)] = why
+        why = self.trainings[(recipe.name, recipe.seed)] = killed(training_task(recipe))
         return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
 
     def report(self, request: tuple[int, str, str, str], error: BaseException) -> str:
         """Record that measuring ``request`` ((seed, name, kind, checkpoint)) killed its workers; the line said."""
-        seed, name, kind, checkpoint = request
-        why = f"{report_task(request)} killed every worker that ran it"
-        self.reasons[(name, seed, kind, checkpoint)] = why
+        why = self.reports[request] = killed(report_task(request))
         return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
 
     def check_training(self, recipe: Recipe) -> None:
         """Refuse, in one line, to train ``recipe`` in this process where training it killed the workers."""
-        if (why := self.reasons.get((recipe.name, recipe.seed))) is not None:
+        if (why := self.trainings.get((recipe.name, recipe.seed))) is not None:
             raise ExecutorError(f"{why}: not run again in this process, which it would end too; {HOW_TO_SEE}")
 
     def check_report(self, tested: ModelUnderTest, kind: str) -> None:
@@ -60,5 +64,5 @@ class LostTasks:
         recipe = tested.recipe
         if recipe is None or tested.mutation is not None:
             return
-        if (why := self.reasons.get((recipe.name, recipe.seed, kind, tested.training_state))) is not None:
+        if (why := self.reports.get((recipe.seed, recipe.name, kind, tested.training_state))) is not None:
             raise ExecutorError(f"{why}: not measured again in this process, which it would end too; {HOW_TO_SEE}")

@@ -136,12 +136,12 @@ class ModelStore:
         return self._architectures[name]
 
     @cached_property
-    def checkpoints_needed(self) -> dict[str, set[str]]:
+    def checkpoints_needed(self) -> dict[str, set[Checkpoint]]:
         """Per model, the checkpoints the claim catalogue reads of it (the models under test: 'final' and what
         the parts read of the model under test), so that each is trained once, as far as it is needed."""
         from ..claims import list_claims
 
-        needed: dict[str, set[str]] = {n: {"final"} for n in self.models_under_test()}
+        needed: dict[str, set[Checkpoint]] = {n: {"final"} for n in self.models_under_test()}
         for claim in list_claims():
             for part in claim.parts:
                 models = [part.subject] if part.subject else self.models_under_test()

@@ -40,7 +40,7 @@ from ..config.settings import Settings
 from ..errors import NotApplicable, StudyError
 from ..execution import executor
 from ..provenance import provenance
-from ..store.lost import report_task, training_task
+from ..store.lost import killed, report_task, training_task
 from ..store.model_store import ModelStore, sample_seed
 from ..store.tasks import Request, measure_report, seed_store
 from ..training.parallel import train_until
@@ -140,7 +140,7 @@ def seed_estimates(settings: Settings, seed: int, only: Sequence[str] | None = N
     recipes = {}
     for name in profile.references + profile.variants if only is None else sorted(read):
         needed = sorted(store.checkpoints_needed.get(name, {"final"}))
-        recipes[name] = {c: store.get(name, "warmup" if c == "warmup" else "final").metrics for c in needed}
+        recipes[name] = {c: store.get(name, c).metrics for c in needed}
     return {"claims": claims, "recipes": recipes, "num_classes": store.dataset().num_classes}
 
 
@@ -189,8 +189,8 @@ def _stops(task: Callable[[Any], str]) -> Callable[[Any, BaseException], None]:
 
     def stop(item: Any, error: BaseException) -> None:
         raise StudyError(
-            f"{task(item)} killed every worker that ran it ({type(error).__name__}): the study stops, since its seeds "
-            "would lack it; run it alone on one worker (--workers 1) to see the failure"
+            f"{killed(task(item))} ({type(error).__name__}): the study stops, since its seeds would lack it; run it "
+            "alone on one worker (--workers 1) to see the failure"
         )
 
     return stop
