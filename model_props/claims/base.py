@@ -33,7 +33,6 @@ import numpy as np
 
 from ..anatomy import Anatomy, UnitKind
 from ..measurements.registry import ReportKind
-from ..training.loop import Checkpoint
 
 __all__ = [
     "Paper",
@@ -55,6 +54,7 @@ Measurement = Literal[
     "fourier", "variance", "cka", "skip", "attention", "spectrum", "fit", "noise", "corruption", "attack", "lesion",
     "position", "occlusion", "cross", "probe",
 ]  # what the claim's figure shows  # fmt: skip
+Checkpoint = Literal["warmup", "final"]
 Applies = Callable[[Anatomy], "str | None"]
 Direction = Literal["greater", "less", "within"]  # within: equivalence, |statistic| < threshold
 # (report, (rows, n) indices into its n sampling units, one resample per row) -> (rows,) values, NaN where undefined
