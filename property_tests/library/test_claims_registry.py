@@ -78,6 +78,16 @@ def test_every_claim_cites_its_paper_and_states_units_and_rules():
         assert c.parts and all(p.rule for p in c.parts)
 
 
+def test_every_part_reads_a_checkpoint_that_training_keeps():
+    """The model store takes a part's checkpoint as it is, with no narrowing to "final": a value outside the
+    training loop's checkpoints would ask for weights no training keeps."""
+    from model_props.training.loop import CHECKPOINTS
+
+    read = {p.checkpoint for c in CLAIMS.values() for p in c.parts}
+    assert read <= set(CHECKPOINTS), sorted(read - set(CHECKPOINTS))
+    assert "warmup" in read  # the catalogue reads the end of warm-up too: the Hessian spectra (park2022_landscape)
+
+
 def test_claim_fingerprint_follows_the_decision_rules():
     import dataclasses
 
