@@ -50,7 +50,7 @@ from ..errors import MeasurementError, choices
 from ..training.recipes import MeasurementSettings
 from .attack import AttackReport, attack_kind_report, attack_test_report
 from .cache import load_report, report_entry, save_report
-from .chunks import cached_chunks
+from .chunks import Chunks, cached_chunks
 from .corruption import CorruptionReport, corruption_kind_report
 from .cross import CrossReport, cross_report
 from .fit import FitReport, fit_kind_report
@@ -69,6 +69,7 @@ __all__ = [
     "REPORT_KINDS",
     "MeasureInput",
     "measure",
+    "NotCached",
     "chunk_key",
     "measurement_key",
     "code_modules",
@@ -235,6 +236,20 @@ def chunk_key(kind: str, inp: MeasureInput, seed: int, device: str) -> dict[str,
     return key
 
 
+class NotCached(LookupError):
+    """A report asked for from the measurement cache only (``measure(..., cached_only=True)``) that the cache
+    lacks, in whole or in any chunk."""
+
+
+def _recalled_only(chunks: Chunks) -> Chunks:
+    """``chunks`` that recall a kept chunk and raise :class:`NotCached` for any other instead of computing it."""
+
+    def not_cached() -> Any:
+        raise NotCached("a chunk of the report is not in the measurement cache")
+
+    return lambda label, compute: chunks(label, not_cached)
+
+
 def measure(
     kind: str,
     inp: MeasureInput,
@@ -246,34 +261,42 @@ def measure(
     remeasure: bool = False,
     other: MeasureInput | None = None,
     upto: int | None = None,
+    cached_only: bool = False,
 ) -> Any:
     """The ``kind`` report of a model (of the pair ``inp``, ``other`` for a pair kind): from the measurement
     cache, or measured now (and cached). A chunked kind's report is on its first ``upto`` units (default: all),
-    each chunk cached on its own."""
+    each chunk cached on its own. ``cached_only``: from the cache or not at all (:class:`NotCached`, measuring
+    nothing; so too where the report is not cached, or measured again, ``remeasure``)."""
     if kind not in REPORT_KINDS:
         raise MeasurementError(f"unknown measurement kind={kind!r}; valid: {choices(REPORT_KINDS)}")
     spec = REPORT_KINDS[kind]
     if spec.pair != (other is not None):
         raise MeasurementError(f"kind={kind!r} is measured on {'two models' if spec.pair else 'one model'}")
     args = (inp, m, seed, device, *([other] if other is not None else []))
+    never = inp.identity is None or (other is not None and other.identity is None)  # a model built in memory
+    kept = None if never else cache_dir  # the folder the report is kept in, if any
+    if cached_only and (kept is None or remeasure):
+        raise NotCached(f"the {kind} report of {inp.name} is {'measured again' if remeasure else 'never cached'}")
     if spec.size is not None:
         whole = spec.size(inp, m)
         upto = whole if upto is None else min(upto, whole)
-        if cache_dir is None or inp.identity is None:
+        if kept is None:
             return spec.compute(*args, upto=upto)
         key = chunk_key(kind, inp, seed, device)
         meta = {"kind": spec.chunks, "model": inp.name, "identity": inp.identity, "code": key["code"]}
-        chunks = cached_chunks(cache_dir, spec.chunks, key, meta, device=device, remeasure=remeasure)
-        return spec.compute(*args, upto=upto, chunks=chunks)
+        chunks = cached_chunks(kept, spec.chunks, key, meta, device=device, remeasure=remeasure)
+        return spec.compute(*args, upto=upto, chunks=_recalled_only(chunks) if cached_only else chunks)
     if upto is not None:
         raise MeasurementError(f"kind={kind!r} is measured whole, not on its first {upto} units")
-    if cache_dir is None or inp.identity is None or (other is not None and other.identity is None):
+    if kept is None:
         return spec.compute(*args)
-    entry = report_entry(cache_dir, kind, measurement_key(kind, inp, m, seed, device, other))
+    entry = report_entry(kept, kind, measurement_key(kind, inp, m, seed, device, other))
     with entry.locked():
         cached = None if remeasure else load_report(entry, spec.report, inp.anatomy.spatial_units)
         if cached is not None:
             return cached
+        if cached_only:
+            raise NotCached(f"the {kind} report of {inp.name} is not in the measurement cache")
         start = time.perf_counter()
         report = spec.compute(*args)
         meta = {

@@ -161,8 +161,9 @@ def _check_gate(config: pytest.Config, store) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Before the first test: train every model the collected tests read that the session trains live
     (:meth:`~model_props.config.settings.Settings.trains_live`: by default the references) and the cache lacks,
-    several at once (one process per core), then measure there what the reproduction tests read of them. Without
-    this the session trains and measures them one after the other as tests reach them."""
+    several at once (one process per core), then measure there what the reproduction tests read of them, and what
+    they read of the other models that the measurement cache lacks. Without this the session trains and measures
+    them one after the other as tests reach them."""
     config = session.config
     if not state.in_use(config) or hasattr(config, "workerinput") or config.option.collectonly or not session.items:
         return

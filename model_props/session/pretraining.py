@@ -3,8 +3,10 @@
 runs that pair reports read beside them, seed controls and partners, where the session trains those), several at
 once on the session's executor (a local Dask cluster, or a running one), before the first test needs them; and, on
 the same workers, the reports the reproduction tests read of each model as soon as it is trained (every live
-estimate of a reference's family: a worker without a run left to train measures the first model's), so that a cold run measures them in parallel instead of one after the other in the test
-process."""
+estimate of a reference's family: a worker without a run left to train measures the first model's), and those of a
+model the cache held already that the measurement cache lacks (after a change to their measurement code, or one
+lost in the last run), so that a cold or partly warm run measures them in parallel instead of one after the other
+in the test process, where a native abort would end the session."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ import os
 from collections.abc import Iterable
 
 from ..errors import StudyError
+from ..measurements.registry import NotCached
 from ..store.model_store import ModelStore
-from ..store.pairs import independent_runs
+from ..store.pairs import control_recipe, independent_runs
 from ..store.tasks import Request, measure_report
 from ..training.checkpoints import is_cached
 from ..training.loop import Checkpoint, estimate_training_seconds, training_split
@@ -85,6 +88,25 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
     return sorted(reads, key=lambda r: _LONGEST_FIRST.index(r[2]) if r[2] in _LONGEST_FIRST else len(_LONGEST_FIRST))
 
 
+def cache_lacks(store: ModelStore, reads: list[Request], todo: list[Recipe]) -> list[Request]:
+    """Of ``reads``, reports of models the cache holds, those the measurement cache lacks (after a change to their
+    measurement code, say, or a report lost in the last run): each other is read from the cache now and kept for
+    the test that reads it. A pair report that reads an independent run ``todo`` trains is left to its test."""
+    training = {(r.name, r.seed) for r in todo}
+    lacking = []
+    for request in reads:
+        _, name, kind, checkpoint = request
+        partner = kind.partition("@")[2]  # a pair kind reads both models' independent runs
+        runs = [control_recipe(store.recipe(n)) for n in ((name, partner) if partner else ())]
+        if any((run.name, run.seed) in training for run in runs):
+            continue
+        try:
+            store.report(name, kind, checkpoint, cached_only=True)
+        except NotCached:
+            lacking.append(request)
+    return lacking
+
+
 def runs_ahead(store: ModelStore, names: list[str]) -> tuple[list[Recipe], dict[str, Checkpoint]]:
     """The runs to train ahead for ``names`` (the models the collected tests read): each recipe of the profile among
     them that the session trains live and the cache lacks, and the independent runs that the pair parts read of them
@@ -140,12 +162,14 @@ def pretrain(
 ) -> list[str]:
     """Train at once, on the session's executor, the runs :func:`runs_ahead` lists for ``names``, and measure what
     the reproduction tests of the references ``reproduced`` read of the models it trains (:func:`reproduction_reads`),
-    each model's reports as soon as it is trained (a worker left without a run to train measures); the names
-    trained. Locally this needs two or more models to train and two or more workers (:func:`default_workers`: one per
-    core, or :data:`CUDA_WORKERS` sharing one CUDA device); otherwise the session trains and measures lazily, one
-    model at a time. A ``scheduler`` always sends them to its cluster. A report of a model that was cached already is
-    measured by the test that reads it, if the cache lacks it: only a cold run measures ahead. ``estimate``: say first
-    about how long the training takes on this machine (:func:`estimated_seconds`; a local executor on the CPU only).
+    each model's reports as soon as it is trained (a worker left without a run to train measures), and first those
+    of the models cached already that the measurement cache lacks (:func:`cache_lacks`, which reads the others from
+    it now); the names trained. Locally this needs two or more workers (:func:`default_workers`: one per core, or
+    :data:`CUDA_WORKERS` sharing one CUDA device) and two or more models to train or a report to measure (a lone
+    report too, on a worker given every core, so that an abort there ends the worker, not the session); otherwise the
+    session trains and measures lazily, one model at a time. A ``scheduler`` always sends them to its cluster.
+    ``estimate``: say first about how long the training takes on this machine (:func:`estimated_seconds`; a local
+    executor on the CPU only).
     A task that kills every worker that runs it is said in one line and kept in ``store.lost``
     (:class:`~model_props.store.lost.LostTasks`), so that the tests that need it fail in one line each instead of
     running it again in their own process; the other tasks go on."""
@@ -155,8 +179,17 @@ def pretrain(
 
     s = store.settings
     todo, until = runs_ahead(store, names)
-    workers = min(len(todo), s.workers or default_workers(s.device))
-    if not todo or (s.scheduler is None and workers < 2):
+    most = s.workers or default_workers(s.device)
+    if s.scheduler is None and most < 2:  # one worker is this process: each test trains and measures what it reads
+        return []
+    trained = {r.name for r in todo if r.seed == store.recipe(r.name).seed}  # not the independent runs
+    reads = reproduction_reads(store, reproduced)
+    ahead = [r for r in reads if r[1] in trained]
+    lacking = cache_lacks(store, [r for r in reads if r[1] not in trained], todo)
+    if not todo and not lacking:
+        return []
+    workers = min(most, max(len(todo), len(lacking), 2 if lacking else 0))
+    if s.scheduler is None and workers < 2:  # one model to train and nothing else: in this process, as it is read
         return []
     for recipe in todo:  # generate each dataset once, here, before the workers read it from the cache
         store.dataset(recipe.dataset)
@@ -166,13 +199,12 @@ def pretrain(
     if estimate and s.scheduler is None and s.device == "cpu":  # a GPU's share among its workers is not modelled
         seconds = estimated_seconds(store, todo, until, workers)
         how_long = f", about {f'{seconds / 60:.0f} min' if seconds >= 90 else f'{seconds:.0f} s'} on this machine"
-    store.notify(
-        f"training {len(todo)} models, {where}{how_long}: "
-        + ", ".join(f"{r.name}{_seed_label(store, r)} ({until[r.name]})" for r in todo)
-    )
+    if todo:
+        store.notify(
+            f"training {len(todo)} models, {where}{how_long}: "
+            + ", ".join(f"{r.name}{_seed_label(store, r)} ({until[r.name]})" for r in todo)
+        )
     train = functools.partial(train_until, s.cache_dir, s.data_root, until, s.device)
-    trained = {r.name for r in todo if r.seed == store.recipe(r.name).seed}  # not the independent runs
-    ahead = [r for r in reproduction_reads(store, reproduced) if r[1] in trained]
     measure = functools.partial(measure_report, s)
 
     def lost_training(recipe: Recipe, error: BaseException) -> None:
@@ -182,9 +214,19 @@ def pretrain(
         store.notify(store.lost.report(request, error))
 
     done_training: list[str] = []
-    with executor(workers=workers, scheduler=s.scheduler, device=s.device, cache_dir=s.cache_dir) as runner:
+    lone = s.scheduler is None and len(todo) + len(lacking) == 1
+    threads = os.cpu_count() if lone else None  # a lone task on a local cluster: on every core
+    with executor(
+        workers=workers, scheduler=s.scheduler, threads=threads, device=s.device, cache_dir=s.cache_dir
+    ) as runner:
         measuring = []  # each model's reports are submitted as it is trained: a worker free of training measures
-        for recipe, metrics in runner.map(train, todo, lost_training):  # (the training tasks, submitted first)
+        training = runner.map(train, todo, lost_training)  # (the training tasks, submitted first)
+        if lacking:
+            store.notify(
+                f"measuring {len(lacking)} reports that the reproduction tests read and the cache lacks, {where}"
+            )
+            measuring.append(runner.map(measure, lacking, lost_report))
+        for recipe, metrics in training:
             done_training.append(recipe.name)
             store.notify(
                 f"trained {recipe.name}{_seed_label(store, recipe)} in {metrics['train_seconds']:.0f} s: "
@@ -198,9 +240,11 @@ def pretrain(
                 f"measuring {len(ahead)} reports that the reproduction tests read, {where} (begun as each "
                 "model was trained)"
             )
+        if lacking or ahead:
+            total = len(lacking) + len(ahead)
             done = 0  # of the reports submitted: none of a model whose training was lost, none lost
             for done, _ in enumerate(itertools.chain.from_iterable(measuring), start=1):
-                if done % 10 == 0 and done < len(ahead):
-                    store.notify(f"measured {done} of {len(ahead)} reports")
-            store.notify(f"measured {done} of {len(ahead)} reports")
+                if done % 10 == 0 and done < total:
+                    store.notify(f"measured {done} of {total} reports")
+            store.notify(f"measured {done} of {total} reports")
     return done_training

@@ -35,6 +35,11 @@ def killed(task: str) -> str:
     return f"{task} killed every worker that ran it"
 
 
+def _said(why: str, error: BaseException) -> str:
+    """The line a session says of a lost task: ``why`` (:func:`killed`), the error's name, and what follows."""
+    return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
+
+
 @dataclass
 class LostTasks:
     """What was lost, by ``(recipe name, training seed)`` for a training run and by its request ``(training seed,
@@ -46,12 +51,12 @@ class LostTasks:
     def training(self, recipe: Recipe, error: BaseException) -> str:
         """Record that training ``recipe`` killed its workers (``error``); the line the session says."""
         why = self.trainings[(recipe.name, recipe.seed)] = killed(training_task(recipe))
-        return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
+        return _said(why, error)
 
     def report(self, request: tuple[int, str, str, str], error: BaseException) -> str:
         """Record that measuring ``request`` ((seed, name, kind, checkpoint)) killed its workers; the line said."""
         why = self.reports[request] = killed(report_task(request))
-        return f"{why} ({type(error).__name__}); {INSTEAD}: {HOW_TO_SEE}"
+        return _said(why, error)
 
     def check_training(self, recipe: Recipe) -> None:
         """Refuse, in one line, to train ``recipe`` in this process where training it killed the workers."""

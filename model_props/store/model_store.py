@@ -183,18 +183,27 @@ class ModelStore:
         """The identity of the samples a ``kind`` report of ``tested`` is measured on (:func:`.samples.identity`)."""
         return identity(self, tested, kind, sampling)
 
-    def report(self, name: str, kind: str, checkpoint: Checkpoint = "final") -> Any:
-        """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once."""
-        return self.report_for(self.get(name, checkpoint), kind)
+    def report(self, name: str, kind: str, checkpoint: Checkpoint = "final", *, cached_only: bool = False) -> Any:
+        """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once
+        (``cached_only``: as :meth:`report_for`'s)."""
+        return self.report_for(self.get(name, checkpoint), kind, cached_only=cached_only)
 
-    def report_for(self, tested: ModelUnderTest, kind: str, upto: int | None = None) -> Any:
+    def report_for(
+        self, tested: ModelUnderTest, kind: str, upto: int | None = None, *, cached_only: bool = False
+    ) -> Any:
         """The ``kind`` report of any model (a stored one, or a mutant), of a chunked kind on its first ``upto``
-        units: once a session, and from the measurement cache when its inputs did not change."""
+        units: once a session, and from the measurement cache when its inputs did not change. ``cached_only``:
+        from this session or the measurement cache only, else :class:`~model_props.measurements.registry.NotCached`
+        (measuring nothing)."""
         key = (tested.identity, kind, upto)  # a model without an identity (None) is measured each time
         if tested.identity is None or key not in self._reports:
             self.lost.check_report(tested, kind)
             base, _, partner = kind.partition("@")  # "cross@resnet": a pair report against the recipe resnet
-            report = pair_reports(self, tested, base, partner) if partner else measured(self, kind, tested, upto=upto)
+            report = (
+                pair_reports(self, tested, base, partner, cached_only=cached_only)
+                if partner
+                else measured(self, kind, tested, upto=upto, cached_only=cached_only)
+            )
             if tested.identity is None:
                 return report
             self._reports[key] = report

@@ -79,11 +79,18 @@ CONTROL_SEED_OFFSET = 1000  # a seed control trains the recipe with seed + this:
 
 
 def measured(
-    store: Store, kind: str, tested: ModelUnderTest, other: ModelUnderTest | None = None, upto: int | None = None
+    store: Store,
+    kind: str,
+    tested: ModelUnderTest,
+    other: ModelUnderTest | None = None,
+    upto: int | None = None,
+    *,
+    cached_only: bool = False,
 ) -> Any:
     """The ``kind`` report of ``tested`` (of the pair ``tested``, ``other`` for a pair kind) with the store's
     settings, on ``tested``'s measurement sample (:func:`.samples.sample_seed_of`: the session's, or a
-    user's replica's own), from the measurement cache or measured now; a chunked kind's on its first ``upto`` units."""
+    user's replica's own), from the measurement cache or measured now (``cached_only``: from the cache only, else
+    :class:`~model_props.measurements.registry.NotCached`); a chunked kind's on its first ``upto`` units."""
     s = store.settings
     return measure(
         kind,
@@ -95,6 +102,7 @@ def measured(
         remeasure=s.remeasure,
         other=store.measure_input(other) if other is not None else None,
         upto=upto,
+        cached_only=cached_only,
     )
 
 
@@ -106,17 +114,23 @@ def sample_size(store: Store, kind: str, tested: ModelUnderTest) -> int | None:
 
 
 def pair_reports(
-    store: Store, tested: ModelUnderTest, kind: str, partner: str, *, stand_in: ModelUnderTest | None = None
+    store: Store,
+    tested: ModelUnderTest,
+    kind: str,
+    partner: str,
+    *,
+    stand_in: ModelUnderTest | None = None,
+    cached_only: bool = False,
 ) -> PairReports:
     """``tested`` against the recipe ``partner`` (or a ``stand_in`` for it, e.g. a mutant of it), against its seed
     control and against an untrained ``partner``, all on the same images (a pair kind of
-    :mod:`model_props.measurements.registry`)."""
+    :mod:`model_props.measurements.registry`); ``cached_only``: as :func:`measured`'s."""
     control = seed_control(store, tested)  # first: a model without one (a user's single checkpoint) trains nothing
     other = stand_in if stand_in is not None else independent_run(store, store.recipe(partner), tested.training_state)
     return PairReports(
-        against=measured(store, kind, tested, other),
-        control=measured(store, kind, tested, control),
-        null=measured(store, kind, tested, untrained(store, partner)),
+        against=measured(store, kind, tested, other, cached_only=cached_only),
+        control=measured(store, kind, tested, control, cached_only=cached_only),
+        null=measured(store, kind, tested, untrained(store, partner), cached_only=cached_only),
     )
 
 

@@ -232,6 +232,105 @@ def test_a_task_that_kills_every_worker_fails_what_needs_it_in_one_line_and_the_
     assert "training ahead of the tests stopped" not in result.stderr.str()
 
 
+# A session's conftest: the reproduction tests read the fit reports of the models named in the file READS; where
+# the file DYING exists, measuring a fit report kills the process that measures it, as a native abort does (in a
+# worker, or in the test process if it measured the report again), but reading it from the cache does not. The
+# patches reach the workers with the measuring task, pickled from this module, which each worker imports.
+READS_FIT = """
+import signal
+from pathlib import Path
+
+import dask
+
+import model_props.session.pretraining as pretraining
+import model_props.store.pairs as pairs
+from model_props.measurements.registry import NotCached
+
+measured, measures, here = pairs.measure, pretraining.measure_report, Path(__file__).parent
+
+
+def measure(kind, *args, cached_only=False, **kwargs):
+    if kind == "fit" and (here / "DYING").exists():
+        try:
+            return measured(kind, *args, cached_only=True, **kwargs)
+        except NotCached:
+            if not cached_only:
+                signal.raise_signal(signal.SIGABRT)
+            raise
+    return measured(kind, *args, cached_only=cached_only, **kwargs)
+
+
+def measure_report(settings, request):
+    return measures(settings, request)
+
+
+def reads(store, references):
+    names = (here / "READS").read_text().split()
+    return [(store.recipe(name).seed, name, "fit", "final") for name in names]
+
+
+pairs.measure, pretraining.measure_report, pretraining.reproduction_reads = measure, measure_report, reads
+dask.config.set({"distributed.scheduler.allowed-failures": 0})
+"""
+
+READ_TESTS = """
+from pathlib import Path
+
+import pytest
+
+from model_props.errors import ExecutorError
+
+here = Path(__file__).parent
+
+
+def test_fit(model_store, model_name):
+    if model_name not in (here / "READS").read_text().split():
+        return
+    if model_name == "resnet" and (here / "DYING").exists():
+        with pytest.raises(ExecutorError, match="^measuring the fit report of resnet .* killed every worker"):
+            model_store.report(model_name, "fit")
+    else:
+        assert model_store.report(model_name, "fit").to_arrays()
+"""
+
+
+def test_a_warm_run_measures_the_reports_its_cache_lacks_on_the_workers(pytester, fresh_cache):
+    """The reports that the reproduction tests read and a warm cache lacks (a report lost in the last run, or
+    measured by changed code) are measured ahead of the tests on the workers too, not in the session's process:
+    one that kills every worker is then said in one line, and the session goes on. A warm run whose cache holds
+    every report starts no worker."""
+    (pytester.path / "recipes").mkdir()
+    (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
+    pytester.makeconftest(READS_FIT)
+    pytester.makepyfile(test_reads=READ_TESTS)
+    options = ["-p", "no:cacheprovider", "-p", "no:allure_pytest", "--claims-profile=tiny",
+               "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}", "--claims-workers=2"]  # fmt: skip
+
+    def run(*names: str, dying: bool = False) -> pytest.RunResult:
+        (pytester.path / "READS").write_text("\n".join(names))
+        if dying:
+            (pytester.path / "DYING").touch()
+        return pytester.runpytest_subprocess(*options)
+
+    cold = run("vit")
+    cold.assert_outcomes(passed=2)
+    cold.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *", "model-props: measured 1 of 1 reports"],
+                              consecutive=False)  # fmt: skip
+    warm = run("vit")  # the ViT's fit report is cached: nothing to do ahead of the tests
+    warm.assert_outcomes(passed=2)
+    assert [line for line in warm.stderr.lines if "measur" in line or "train" in line] == []
+    lost = run("vit", "resnet", dying=True)  # the ResNet's is not: measured on the workers, where it aborts
+    lost.assert_outcomes(passed=2)
+    how = "run it alone on one worker (pytest --claims-workers=1, model-props train --workers 1) to see the failure"
+    lost.stderr.fnmatch_lines([
+        "model-props: measuring 1 reports that the reproduction tests read and the cache lacks, 2 at a time",
+        "model-props: measuring the fit report of resnet (seed 100, final) killed every worker that ran it "
+        f"(KilledWorker); what needs it fails in one line instead of running it in this process: {how}",
+        "model-props: measured 0 of 1 reports",
+    ])  # fmt: skip
+    assert not any("training" in line for line in lost.stderr.lines)
+
+
 # A session's conftest: every training task fails in its worker with an error of its own (a full disk, say)
 FAILING_TRAINING = """
 import model_props.training.parallel as parallel

@@ -14,7 +14,14 @@ from model_props.data import class_balanced_subset
 from model_props.errors import MeasurementError
 from model_props.measurements import registry as measurements
 from model_props.measurements.chunks import chunk_size
-from model_props.measurements.registry import REPORT_KINDS, MeasureInput, chunk_key, measure, measurement_key
+from model_props.measurements.registry import (
+    REPORT_KINDS,
+    MeasureInput,
+    NotCached,
+    chunk_key,
+    measure,
+    measurement_key,
+)
 from model_props.training.loss import TrainingLoss
 from model_props.training.recipes import MeasurementSettings
 
@@ -112,6 +119,38 @@ def test_remeasuring_look_by_look_measures_each_chunk_once(tmp_path, inp, monkey
     first = measure("attack", inp, m, seed=5, cache_dir=tmp_path, upto=64, remeasure=True)
     again = measure("attack", inp, m, seed=5, cache_dir=tmp_path, upto=100, remeasure=True)
     assert calls == [0, 1, 0, 1] and np.array_equal(again.correct[:64], first.correct)
+
+
+def test_a_cached_only_read_measures_nothing_and_raises_for_any_part_the_cache_lacks(tmp_path, inp, calls):
+    """``cached_only`` (what a session reads ahead of its tests, to measure on its workers what the cache lacks): a
+    whole report, or a chunked one lacking its last chunk, is refused with :class:`NotCached` and nothing is computed
+    or written; once measured, the same numbers are read back; so is a model that is never cached, and
+    ``remeasure``."""
+    m = dataclasses.replace(SETTINGS, noise_images=len(inp.test))
+    entries = lambda: len(list(tmp_path.rglob("manifest.json")))  # noqa: E731
+    for kind in ("fit", "noise"):
+        with pytest.raises(NotCached):
+            measure(kind, inp, m, seed=3, cache_dir=tmp_path, cached_only=True)
+    assert calls == {"noise": 1} and entries() == 0  # (noise only asks for its chunks: none is computed)
+    measure("noise", inp, m, seed=3, cache_dir=tmp_path, upto=50)  # 4 of its 8 chunks
+    with pytest.raises(NotCached):
+        measure("noise", inp, m, seed=3, cache_dir=tmp_path, cached_only=True)
+    assert entries() == 4
+    read = measure("noise", inp, m, seed=3, cache_dir=tmp_path, upto=50, cached_only=True)
+    whole = measure("noise", inp, m, seed=3, cache_dir=tmp_path)
+    fit = measure("fit", inp, m, seed=3, cache_dir=tmp_path)
+    assert entries() == 9
+    for measured, cached in [(whole, measure("noise", inp, m, seed=3, cache_dir=tmp_path, cached_only=True)),
+                             (fit, measure("fit", inp, m, seed=3, cache_dir=tmp_path, cached_only=True)),
+                             (read, measure("noise", inp, m, seed=3, upto=50))]:  # fmt: skip
+        a, b = measured.to_arrays(), cached.to_arrays()
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    for never in [dict(cache_dir=None), dict(cache_dir=tmp_path, remeasure=True)]:
+        with pytest.raises(NotCached):
+            measure("fit", inp, m, seed=3, cached_only=True, **never)
+        with pytest.raises(NotCached):
+            measure("fit", dataclasses.replace(inp, identity=None), m, seed=3, cache_dir=tmp_path, cached_only=True)
+    assert entries() == 9
 
 
 @pytest.mark.parametrize("kind, setting", [("noise", "noise_images"), ("corruption", "corruption_images"),

@@ -228,7 +228,7 @@ def test_a_model_is_read_against_its_seed_control_and_partner_at_its_own_trainin
 
     monkeypatch.setattr(pairs, "independent_run", independent_run)
     monkeypatch.setattr(pairs, "untrained", lambda store, name: f"untrained {name}")
-    monkeypatch.setattr(pairs, "measured", lambda store, kind, tested, other: other)  # nothing measured
+    monkeypatch.setattr(pairs, "measured", lambda store, kind, tested, other, cached_only: other)  # nothing measured
     reports = pair_reports(model_store, tested, "cross", "resnet")
     assert (reports.against, reports.control, reports.null) == ("resnet", "vit", "untrained resnet")
     assert asked == [("vit", state), ("resnet", state)]
