@@ -298,7 +298,8 @@ def test_a_warm_run_measures_the_reports_its_cache_lacks_on_the_workers(pytester
     """The reports that the reproduction tests read and a warm cache lacks (a report lost in the last run, or
     measured by changed code) are measured ahead of the tests on the workers too, not in the session's process:
     one that kills every worker is then said in one line, and the session goes on. A warm run whose cache holds
-    every report starts no worker."""
+    every report starts no worker, nor does one that measures everything again (``--claims-remeasure``), whose
+    tests measure what they read in the session's process."""
     (pytester.path / "recipes").mkdir()
     (pytester.path / "recipes" / "tiny.toml").write_text(TINY)
     pytester.makeconftest(READS_FIT)
@@ -306,19 +307,21 @@ def test_a_warm_run_measures_the_reports_its_cache_lacks_on_the_workers(pytester
     options = ["-p", "no:cacheprovider", "-p", "no:allure_pytest", "--claims-profile=tiny",
                "--claims-recipes=recipes", f"--claims-cache={fresh_cache('cache')}", "--claims-workers=2"]  # fmt: skip
 
-    def run(*names: str, dying: bool = False) -> pytest.RunResult:
+    def run(*names: str, dying: bool = False, extra: tuple[str, ...] = ()) -> pytest.RunResult:
         (pytester.path / "READS").write_text("\n".join(names))
         if dying:
             (pytester.path / "DYING").touch()
-        return pytester.runpytest_subprocess(*options)
+        return pytester.runpytest_subprocess(*options, *extra)
 
     cold = run("vit")
     cold.assert_outcomes(passed=2)
     cold.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *", "model-props: measured 1 of 1 reports"],
                               consecutive=False)  # fmt: skip
     warm = run("vit")  # the ViT's fit report is cached: nothing to do ahead of the tests
-    warm.assert_outcomes(passed=2)
-    assert [line for line in warm.stderr.lines if "measur" in line or "train" in line] == []
+    again = run("vit", extra=("--claims-remeasure",))  # each test measures again what it reads
+    for each in (warm, again):
+        each.assert_outcomes(passed=2)
+        assert [line for line in each.stderr.lines if "measur" in line or "train" in line] == []
     lost = run("vit", "resnet", dying=True)  # the ResNet's is not: measured on the workers, where it aborts
     lost.assert_outcomes(passed=2)
     how = "run it alone on one worker (pytest --claims-workers=1, model-props train --workers 1) to see the failure"
