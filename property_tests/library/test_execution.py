@@ -313,10 +313,7 @@ def test_a_warm_run_measures_the_reports_its_cache_lacks_on_the_workers(pytester
             (pytester.path / "DYING").touch()
         return pytester.runpytest_subprocess(*options, *extra)
 
-    cold = run("vit")
-    cold.assert_outcomes(passed=2)
-    cold.stderr.fnmatch_lines(["model-props: training 2 models, 2 at a time: *", "model-props: measured 1 of 1 reports"],
-                              consecutive=False)  # fmt: skip
+    run("vit", extra=("--claims-workers=1",)).assert_outcomes(passed=2)  # cold, in this process: no cluster to start
     warm = run("vit")  # the ViT's fit report is cached: nothing to do ahead of the tests
     again = run("vit", extra=("--claims-remeasure",))  # each test measures again what it reads
     for each in (warm, again):
