@@ -284,6 +284,7 @@ here = Path(__file__).parent
 
 
 def test_fit(model_store, model_name):
+    assert model_store.get(model_name).model is not None  # trained, or read from the cache
     if model_name not in (here / "READS").read_text().split():
         return
     if model_name == "resnet" and (here / "DYING").exists():
