@@ -76,20 +76,8 @@ __all__ = [
     "code_hash",
 ]
 
-ReportKind = Literal[
-    "units",
-    "spectrum",
-    "fit",
-    "noise",
-    "corruption",
-    "attack",
-    "attack_test",
-    "lesion",
-    "position",
-    "occlusion",
-    "cross",
-    "probe",
-]
+ReportKind = Literal["units", "spectrum", "fit", "noise", "corruption", "attack", "attack_test", "lesion", "position",
+                     "occlusion", "cross", "probe"]  # fmt: skip
 ANATOMY_CODE = "model_props.anatomy.mapping"  # which units a model has
 MUTANT_CODE = "model_props.mutation.mutants"  # how a mutant was made (named, not imported: it is a layer above)
 CACHE_CODE = "model_props.measurements.cache"  # how a report is stored
@@ -237,8 +225,7 @@ def chunk_key(kind: str, inp: MeasureInput, seed: int, device: str) -> dict[str,
 
 
 class NotCached(LookupError):
-    """A report asked for from the measurement cache only (``measure(..., cached_only=True)``) that the cache
-    lacks, in whole or in any chunk."""
+    """A report asked for from the cache only (``measure(..., cached_only=True)``) that it lacks, whole or in part."""
 
 
 def _recalled_only(chunks: Chunks) -> Chunks:

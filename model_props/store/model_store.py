@@ -27,7 +27,7 @@ from ..verdicts.study import SeedStudy, load_study
 from ..zoo import build_model, check_model, parse_spec
 from ..zoo.pretrained import parse_pretrained
 from .lost import LostTasks
-from .pairs import measured, pair_reports
+from .pairs import report_of
 from .pretrained import FolderData, pretrained_under_test
 from .samples import identity, sample_seed
 from .tested import ModelUnderTest, anatomy_on_cpu
@@ -184,26 +184,17 @@ class ModelStore:
         return identity(self, tested, kind, sampling)
 
     def report(self, name: str, kind: str, checkpoint: Checkpoint = "final", *, cached_only: bool = False) -> Any:
-        """The ``kind`` report of a stored model (see :mod:`model_props.measurements.registry`), measured once
-        (``cached_only``: as :meth:`report_for`'s)."""
+        """The ``kind`` report of a stored model, measured once (:meth:`report_for`)."""
         return self.report_for(self.get(name, checkpoint), kind, cached_only=cached_only)
 
-    def report_for(
-        self, tested: ModelUnderTest, kind: str, upto: int | None = None, *, cached_only: bool = False
-    ) -> Any:
+    def report_for(self, tested: ModelUnderTest, kind: str, upto: int | None = None, cached_only: bool = False) -> Any:
         """The ``kind`` report of any model (a stored one, or a mutant), of a chunked kind on its first ``upto``
-        units: once a session, and from the measurement cache when its inputs did not change. ``cached_only``:
-        from this session or the measurement cache only, else :class:`~model_props.measurements.registry.NotCached`
-        (measuring nothing)."""
+        units: once a session, and from the measurement cache when its inputs did not change (``cached_only``: from
+        there only, else :class:`~model_props.measurements.registry.NotCached`, measuring nothing)."""
         key = (tested.identity, kind, upto)  # a model without an identity (None) is measured each time
         if tested.identity is None or key not in self._reports:
             self.lost.check_report(tested, kind)
-            base, _, partner = kind.partition("@")  # "cross@resnet": a pair report against the recipe resnet
-            report = (
-                pair_reports(self, tested, base, partner, cached_only=cached_only)
-                if partner
-                else measured(self, kind, tested, upto=upto, cached_only=cached_only)
-            )
+            report = report_of(self, tested, kind, upto, cached_only=cached_only)
             if tested.identity is None:
                 return report
             self._reports[key] = report

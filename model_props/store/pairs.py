@@ -66,6 +66,7 @@ class Store(Protocol):
 __all__ = [
     "CONTROL_SEED_OFFSET",
     "measured",
+    "report_of",
     "sample_size",
     "pair_reports",
     "independent_runs",
@@ -104,6 +105,17 @@ def measured(
         upto=upto,
         cached_only=cached_only,
     )
+
+
+def report_of(
+    store: Store, tested: ModelUnderTest, kind: str, upto: int | None = None, *, cached_only: bool = False
+) -> Any:
+    """The ``kind`` report of ``tested``: of a pair kind ``base@partner`` (``cross@resnet``: against the recipe
+    resnet), its :func:`pair_reports`; of any other, :func:`measured` (on its first ``upto`` units if chunked)."""
+    base, _, partner = kind.partition("@")
+    if partner:
+        return pair_reports(store, tested, base, partner, cached_only=cached_only)
+    return measured(store, kind, tested, upto=upto, cached_only=cached_only)
 
 
 def sample_size(store: Store, kind: str, tested: ModelUnderTest) -> int | None:
