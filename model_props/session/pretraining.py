@@ -88,17 +88,18 @@ def reproduction_reads(store: ModelStore, references: Iterable[str]) -> list[Req
     return sorted(reads, key=lambda r: _LONGEST_FIRST.index(r[2]) if r[2] in _LONGEST_FIRST else len(_LONGEST_FIRST))
 
 
-def cache_lacks(store: ModelStore, reads: list[Request], todo: list[Recipe]) -> list[Request]:
+def cache_lacks(store: ModelStore, reads: list[Request]) -> list[Request]:
     """Of ``reads``, reports of models the cache holds, those the measurement cache lacks (after a change to their
     measurement code, say, or a report lost in the last run): each other is read from the cache now and kept for
-    the test that reads it. A pair report that reads an independent run ``todo`` trains is left to its test."""
-    training = {(r.name, r.seed) for r in todo}
+    the test that reads it. A report that reads a model the cache lacks (one trained ahead now, or by the test that
+    reads it) is left out: reading it here would train that model in this process."""
     lacking = []
     for request in reads:
         _, name, kind, checkpoint = request
-        partner = kind.partition("@")[2]  # a pair kind reads both models' independent runs
-        runs = [control_recipe(store.recipe(n)) for n in ((name, partner) if partner else ())]
-        if any((run.name, run.seed) in training for run in runs):
+        partner = kind.partition("@")[2]  # a pair kind reads both models' independent runs too
+        runs = [store.recipe(name), *(control_recipe(store.recipe(n)) for n in ((name, partner) if partner else ()))]
+        cached = all(is_cached(run, store.settings.cache_dir, checkpoint) for run in runs)
+        if name in store.settings.checkpoints or not cached:
             continue
         try:
             store.report(name, kind, checkpoint, cached_only=True)
@@ -186,7 +187,7 @@ def pretrain(
     reads = reproduction_reads(store, reproduced)
     ahead = [r for r in reads if r[1] in trained]
     # (--claims-remeasure: each test measures again what it reads, once this process, the cached models' included)
-    lacking = [] if s.remeasure else cache_lacks(store, [r for r in reads if r[1] not in trained], todo)
+    lacking = [] if s.remeasure else cache_lacks(store, [r for r in reads if r[1] not in trained])
     if not todo and not lacking:
         return []
     workers = min(most, max(len(todo), len(lacking), 2 if lacking else 0))
