@@ -418,3 +418,43 @@ def test_a_cold_session_measures_what_its_reproduction_tests_read_on_its_workers
     assert measured, "nothing was measured ahead"
     reproduction(store, "vit")
     assert sorted(cache.glob("measurements/**/manifest.json")) == measured, "the reproduction measured again"
+
+
+def test_a_warm_session_reads_ahead_only_the_reports_of_the_models_its_cache_holds(tiny, tmp_path):
+    """What a warm run measures ahead (:func:`~model_props.session.pretraining.cache_lacks`): of the reports the
+    reproduction tests read, those of a model the cache holds that the measurement cache lacks; each other report of
+    such a model is read from the cache now and kept for its test. A report of a model the cache lacks (the ResNet's
+    here, and every paired difference read beside it) is left out, measuring nothing and training nothing: reading
+    it here would train that model in the session's process. So is one of a model the user gives weights of."""
+    import shutil
+
+    import torch
+
+    from model_props.session.pretraining import cache_lacks, reproduction_reads
+    from model_props.store.model_store import ModelStore
+
+    settings, _ = tiny
+    cache = tmp_path / "cache"
+    shutil.copytree(settings.cache_dir / "data", cache / "data")  # the generated dataset only: a cold cache
+    store = ModelStore(dataclasses.replace(settings, cache_dir=cache, workers=2))
+    reads = reproduction_reads(store, ["vit"])
+    assert cache_lacks(store, reads) == []  # no model is cached: none is trained and nothing is measured here
+    assert not (cache / "models").exists() and not (cache / "measurements").exists()
+
+    store.get("vit")  # the ViT's live run only, as a run that trained it and not the ResNet leaves the cache
+    own = [r for r in reads if r[1] == "vit" and "@" not in r[2]]
+    assert own and len(own) < len(reads)
+    warm = ModelStore(store.settings)
+    assert cache_lacks(warm, reads) == own  # the ViT's own reports, each missing; the rest reads the ResNet
+    assert [run.name.split("-")[0] for run in cache.glob("models/tiny/*.final")] == ["vit"], "a model was trained"
+    assert not [f for f in cache.glob("measurements/*/*") if f.suffix != ".lock"], "a report was measured"
+    first = own[0]
+    store.report(first[1], first[2], first[3])  # measured and cached, as a run that lost only the others leaves it
+    warm = ModelStore(store.settings)
+    assert cache_lacks(warm, reads) == own[1:]  # the cached one is read now, for its test to find
+    assert any(key[1:] == (first[2], None) for key in warm._reports)
+
+    weights = tmp_path / "vit.pt"
+    torch.save(store.get("vit").model.state_dict(), weights)
+    given = ModelStore(dataclasses.replace(store.settings, checkpoints={"vit": (weights,)}))
+    assert cache_lacks(given, reads) == []  # the user's weights are measured by the tests that read them
