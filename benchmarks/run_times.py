@@ -20,6 +20,8 @@ finished, without changing the tracked file (and so the generated docs) under th
                                                       # user meets first; it must train no model)
     python benchmarks/run_times.py cold warm train checkpoint cold-all checkpoint-all   # the five figures of the
                         # docs: cold, warm, train, a new checkpoint on the default run's cache and on the full live run's
+    python benchmarks/run_times.py lacking            # a warm run whose measurement cache is empty, its reports
+                        # measured ahead on the workers against by the tests in this process (--claims-workers=1)
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ WHAT = (
     "pretrain",
     "checkpoint",
     "checkpoint-all",
+    "lacking",
 )
 
 
@@ -293,6 +296,28 @@ def new_checkpoint(cache: Path) -> dict:
             "sequential_parts": sequential, "models_trained": trained}  # fmt: skip
 
 
+def lacking(cache: Path, subset: list[str]) -> dict:
+    """Wall time of a warm run whose measurement cache is empty (what a change to the measurement code leaves: every
+    model cached, no report), each run on a copy of the warm ``cache`` without its measurements: with the reports
+    that the reproduction tests read measured ahead of the tests on the local workers (the default), against each
+    measured by its test in the session's process (``--claims-workers=1``, torch's threads on every core). The
+    runs are the reproduction tests only, which read those reports (``subset``, a -k expression, names others)."""
+    import shutil
+
+    chosen = subset or ["-k", "reproduces_the_seed_study"]
+    out: dict = {"args": chosen}
+    with tempfile.TemporaryDirectory(prefix="model-props-lacking-") as tmp:
+        for label, extra in (("in_session", ["--claims-workers=1"]), ("on_workers", [])):
+            copy = Path(tmp) / label
+            shutil.copytree(cache, copy, ignore=lambda folder, _: ["measurements"] if Path(folder) == cache else [])
+            out[label] = run([*chosen, *extra], copy)
+            out[label]["reports"] = len(list((copy / "measurements").rglob("manifest.json")))
+            shutil.rmtree(copy)
+    out["ratio_workers_over_session"] = round(out["on_workers"]["seconds"] / out["in_session"]["seconds"], 2)
+    print(f"lacking: workers / session {out['ratio_workers_over_session']}", flush=True)
+    return out
+
+
 def stamped(entry: dict, stamp: dict) -> dict:
     """An entry with the stamp of the run that measured it (``benchmarks/provenance.py``), its commit and date also
     at its top level, where the docs read them: a partial rerun keeps older entries, each with its own stamp."""
@@ -358,6 +383,9 @@ def main() -> None:
         results["study"] = stamped(study(cache), stamp)
     if "pretrain" in args.what:
         results["pretrain"] = stamped(pretrain(cache), stamp)
+    if "lacking" in args.what:  # on a copy of the warm cache, without its measurements
+        results["lacking"] = stamped(lacking(cache, subset), stamp)
+        save(results, stamp)
     if "checkpoint-all" in args.what:  # on the cache a full live run warmed: every variant and independent run
         if "cold-all" not in args.what:
             raise SystemExit("checkpoint-all measures on the cold-all run's cache: give cold-all with it")

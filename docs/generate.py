@@ -665,7 +665,8 @@ def _at(run: dict) -> str:
 
 # run_times.json's entries and the ``benchmarks/run_times.py`` arguments that measure each (for its stamp).
 RUN_TIMES_ARGS = {"cold": "cold", "warm": "warm", "train": "train", "cold_all": "cold-all",
-                  "new_checkpoint": "checkpoint", "new_checkpoint_all_warm": "cold-all checkpoint-all"}  # fmt: skip
+                  "new_checkpoint": "checkpoint", "new_checkpoint_all_warm": "cold-all checkpoint-all",
+                  "lacking": "lacking"}  # fmt: skip
 
 
 def _run_stamps(*entries: str) -> str:
@@ -778,6 +779,22 @@ def cold_phases() -> str:
             "the wall time where two measured at once): "
             + ", ".join(f"{k} {v:.0f} s" for k, v in kinds.items() if v >= 1) + ". "
             + stamps.stamp("run_times.json", "cold", args="cold"))  # fmt: skip
+
+
+def warm_lacking() -> str:
+    """A warm run whose measurement cache is empty (run_times.json's ``lacking``): the reports its reproduction
+    tests read measured ahead on the local workers against by the tests in the session's process."""
+    run = _result("run_times.json").get("lacking")
+    if run is None:
+        return "Not measured yet: `python benchmarks/run_times.py lacking`, on a warm cache."
+    rows = ["| the reports measured | wall time | reports written | outcome |", "|---|---|---|---|"]
+    for label, how in (("in_session", "by each test, in the session's process (`--claims-workers=1`)"),
+                       ("on_workers", "ahead of the tests, on the local workers (the default)")):  # fmt: skip
+        each = run[label]
+        rows.append(f"| {how} | {_seconds(each['seconds'])} | {each['reports']} | {_outcome(each)} |")
+    return ("\n".join(rows) + f"\n\nWorkers over session: **{run['ratio_workers_over_session']:.2f}** "
+            f"(`pytest {' '.join(run['args'])}`, each on a copy of the warm cache without its measurements). "
+            + _run_stamps("lacking"))  # fmt: skip
 
 
 def _checkpoint_run(run: dict) -> str:
@@ -911,6 +928,7 @@ def randaugment_speed() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {
     "run-times": run_times,
     "cold-phases": cold_phases,
+    "warm-lacking": warm_lacking,
     "run-time-targets": run_time_targets,
     "new-checkpoint": new_checkpoint,
     "grid": grid,
