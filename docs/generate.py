@@ -787,11 +787,17 @@ def warm_lacking() -> str:
     run = _result("run_times.json").get("lacking")
     if run is None:
         return "Not measured yet: `python benchmarks/run_times.py lacking`, on a warm cache."
-    rows = ["| the reports measured | wall time | reports written | outcome |", "|---|---|---|---|"]
+    rows = [
+        "| the reports measured | wall time | of it, the tests | reports written | outcome |",
+        "|---|---|---|---|---|",
+    ]
     for label, how in (("in_session", "by each test, in the session's process (`--claims-workers=1`)"),
                        ("on_workers", "ahead of the tests, on the local workers (the default)")):  # fmt: skip
         each = run[label]
-        rows.append(f"| {how} | {_seconds(each['seconds'])} | {each['reports']} | {_outcome(each)} |")
+        tests = sum(each.get("tests_s_by_layer", {}).values())
+        rows.append(
+            f"| {how} | {_seconds(each['seconds'])} | {_seconds(tests)} | {each['reports']} | {_outcome(each)} |"
+        )
     return ("\n".join(rows) + f"\n\nWorkers over session: **{run['ratio_workers_over_session']:.2f}** "
             f"(`pytest {' '.join(run['args'])}`, each on a copy of the warm cache without its measurements). "
             + _run_stamps("lacking"))  # fmt: skip
